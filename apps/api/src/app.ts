@@ -1,0 +1,50 @@
+import express, { type Express } from 'express';
+import cookieParser from 'cookie-parser';
+import { AppError, type Deps } from '@teamchat/core';
+import { authenticateFor } from './http/authenticate';
+import { errorHandler, notFoundHandler } from './http/error-handler';
+import type { Host } from './http/locals';
+import { requestContext } from './http/request-id';
+import { authRouter } from './routes/auth';
+import { buildRouter } from './routes';
+
+/** Request bodies above this are refused with 400 invalid_request (field `body`). */
+export const BODY_LIMIT = '1mb';
+
+/**
+ * Builds the app for one host. Both hosts serve the same router tree; only the authentication
+ * policy differs (API host: keys and agent tokens; web host: sessions with CSRF).
+ */
+export function createApp(deps: Deps, host: Host): Express {
+  const app = express();
+  app.set('deps', deps);
+  app.set('trust proxy', false);
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.use(requestContext(host));
+  app.get(['/healthz', '/status'], (_req, res) => {
+    res.json({ status: 'ok', host });
+  });
+  app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
+  app.use(cookieParser());
+
+  if (host === 'web') {
+    app.use(authRouter());
+  } else {
+    app.all('/auth/{*rest}', () => {
+      throw new AppError('unauthorized', `Sign in on the web host: ${deps.config.publicWebUrl}.`, {
+        reason: 'wrong_host',
+        host: deps.config.publicWebUrl,
+      });
+    });
+  }
+
+  app.use(authenticateFor(host));
+  app.use(buildRouter());
+
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  return app;
+}

@@ -1,0 +1,65 @@
+import type { NextFunction, Request, Response } from 'express';
+import { AppError, authenticateCredential, authenticateSession, csrfMatches, errors, tokenKind } from '@teamchat/core';
+import { depsOf, locals, type Host } from './locals';
+
+export const SESSION_COOKIE = 'tc_session';
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+function bearer(req: Request): string | undefined {
+  const header = req.get('authorization');
+  if (!header) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!m) throw errors.unauthorized('The Authorization header must be "Bearer <credential>".');
+  return m[1];
+}
+
+function wrongHost(useHost: Host, url: string): AppError {
+  const what = useHost === 'api' ? 'API keys and agent tokens' : 'Web sessions';
+  return new AppError('unauthorized', `${what} are accepted only on ${url}.`, { reason: 'wrong_host', host: url });
+}
+
+/**
+ * The API host's policy: API keys and agent tokens only. A web session (cookie, or a session
+ * token as bearer) is refused with wrong_host naming the web host.
+ */
+export async function authenticateApiHost(req: Request, res: Response, next: NextFunction): Promise<void> {
+  const deps = depsOf(req);
+  const token = bearer(req);
+  if (!token) {
+    if (req.cookies?.[SESSION_COOKIE]) throw wrongHost('web', deps.config.publicWebUrl);
+    throw errors.unauthorized();
+  }
+  if (tokenKind(token) === 'web_session') throw wrongHost('web', deps.config.publicWebUrl);
+  const principal = await authenticateCredential(deps.database.db, token, deps.now());
+  if (!principal) throw errors.unauthorized('The credential is unknown, expired or revoked.');
+  locals(res).principal = principal;
+  next();
+}
+
+/**
+ * The web host's policy: the web app's session cookie only, with X-CSRF-Token on every
+ * state-changing request. API keys and agent tokens are refused with wrong_host naming the API host.
+ */
+export async function authenticateWebHost(req: Request, res: Response, next: NextFunction): Promise<void> {
+  const deps = depsOf(req);
+  const token = bearer(req);
+  if (token) {
+    const kind = tokenKind(token);
+    if (kind === 'api_key' || kind === 'agent_token') throw wrongHost('api', deps.config.publicApiUrl);
+    throw errors.unauthorized('The web host accepts only a signed-in session.');
+  }
+  const cookie = req.cookies?.[SESSION_COOKIE] as string | undefined;
+  if (!cookie) throw errors.unauthorized('Sign in first.');
+  const session = await authenticateSession(deps.database.db, cookie, deps.now());
+  if (!session) throw errors.unauthorized('The session has ended or expired; sign in again.');
+  if (!SAFE_METHODS.has(req.method) && !csrfMatches(session, req.get('x-csrf-token'))) {
+    throw new AppError('forbidden', 'A valid X-CSRF-Token header is required.', { reason: 'csrf' });
+  }
+  locals(res).principal = session.principal;
+  locals(res).session = session;
+  next();
+}
+
+export function authenticateFor(host: Host) {
+  return host === 'api' ? authenticateApiHost : authenticateWebHost;
+}

@@ -1,0 +1,40 @@
+import type { NextFunction, Request, Response } from 'express';
+import { AppError, isUniqueViolation } from '@teamchat/core';
+import { depsOf, locals } from './locals';
+
+/** body-parser's error types for malformed and oversize bodies. */
+function fromBodyParser(err: { type?: string; status?: number }): AppError | null {
+  if (err.type === 'entity.parse.failed') return new AppError('invalid_request', 'The request body is not valid JSON.', { field: 'body' });
+  if (err.type === 'entity.too.large') return new AppError('invalid_request', 'The request body is too large.', { field: 'body' });
+  if (err.type && err.status && err.status < 500) return new AppError('invalid_request', 'The request body could not be read.', { field: 'body' });
+  return null;
+}
+
+/** The ONE place an error becomes a response. Anything unknown is 500 internal, never a stack trace. */
+export function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction): void {
+  const l = locals(res);
+  let appError: AppError | null = null;
+  if (err instanceof AppError) appError = err;
+  else if (err && typeof err === 'object') appError = fromBodyParser(err as { type?: string; status?: number });
+  if (!appError && isUniqueViolation(err)) appError = new AppError('conflict', 'That already exists.');
+  if (!appError) {
+    (l.log ?? depsOf(req).logger).error('unhandled error', {
+      error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
+      request_id: l.requestId,
+    });
+    appError = new AppError('internal', 'Something went wrong on our side. Quote the request id if you contact us.');
+  }
+  const body: Record<string, unknown> = { code: appError.code, message: appError.message, ...appError.extras };
+  if (appError.status >= 500) {
+    body.request_id = l.requestId;
+    body.status_url = `${depsOf(req).config.publicWebUrl}/status`;
+  }
+  for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
+  if (res.headersSent) return;
+  res.status(appError.status).json({ error: body });
+}
+
+/** Unknown paths answer in the same error shape. */
+export function notFoundHandler(_req: Request, _res: Response, next: NextFunction): void {
+  next(new AppError('not_found', 'No such endpoint.'));
+}

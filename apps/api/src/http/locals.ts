@@ -1,0 +1,32 @@
+import type { Request, Response } from 'express';
+import type { Actor, Deps, Logger, Principal } from '@teamchat/core';
+import type { AccountRow, SessionAuth } from '@teamchat/core';
+
+export type Host = 'api' | 'web';
+
+/** Per-request state, kept on res.locals under typed names. */
+export interface RequestLocals {
+  requestId: string;
+  log: Logger;
+  host: Host;
+  principal?: Principal;
+  session?: SessionAuth;
+  account?: AccountRow;
+  actor?: Actor;
+  valid: { params: Record<string, any>; query: Record<string, any>; body: any; headers: Record<string, any> };
+}
+
+export function locals(res: Response): RequestLocals {
+  return res.locals as RequestLocals;
+}
+
+export function depsOf(req: Request): Deps {
+  return req.app.get('deps') as Deps;
+}
+
+/** The actor, set by the account middleware on every route under /accounts/{id}. */
+export function actorOf(res: Response): Actor {
+  const actor = locals(res).actor;
+  if (!actor) throw new Error('actor missing: route mounted outside the account router');
+  return actor;
+}

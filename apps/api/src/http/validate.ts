@@ -1,0 +1,47 @@
+import type { NextFunction, Request, Response } from 'express';
+import Joi from 'joi';
+import { AppError } from '@teamchat/core';
+import { locals } from './locals';
+
+export interface RequestSchemas {
+  params?: Joi.PartialSchemaMap;
+  query?: Joi.PartialSchemaMap;
+  body?: Joi.PartialSchemaMap | Joi.ObjectSchema;
+  headers?: Joi.PartialSchemaMap;
+}
+
+/**
+ * Validates params, query, body and headers at the edge. Unknown fields are ignored (stripped);
+ * the first problem is named in `field`, all of them in `details`. Coerced values land in
+ * res.locals.valid (Express 5 makes req.query read-only).
+ */
+export function validate(schemas: RequestSchemas) {
+  const compiled = {
+    params: schemas.params ? Joi.object(schemas.params).unknown(true) : null,
+    query: schemas.query ? Joi.object(schemas.query).unknown(true) : null,
+    body: schemas.body ? (Joi.isSchema(schemas.body) ? (schemas.body as Joi.ObjectSchema) : Joi.object(schemas.body)) : null,
+    headers: schemas.headers ? Joi.object(schemas.headers).unknown(true) : null,
+  };
+  return (req: Request, res: Response, next: NextFunction) => {
+    const valid = locals(res).valid;
+    const sources = { params: req.params, query: req.query, body: req.body ?? {}, headers: req.headers } as const;
+    for (const part of ['params', 'query', 'headers', 'body'] as const) {
+      const schema = compiled[part];
+      if (!schema) continue;
+      const input = sources[part];
+      if (part === 'body' && (typeof input !== 'object' || input === null || Array.isArray(input))) {
+        throw new AppError('invalid_request', 'The request body must be a JSON object.', { field: 'body' });
+      }
+      const { value, error } = schema.validate(input, { abortEarly: false, stripUnknown: part === 'body', convert: true });
+      if (error) {
+        const details = error.details.map((d) => ({ field: d.path.join('.') || part, message: d.message.replace(/"/g, '') }));
+        throw new AppError('invalid_request', `Invalid ${part === 'body' ? 'field' : part} ${details[0].field}: ${details[0].message}.`, {
+          field: details[0].field,
+          details,
+        });
+      }
+      valid[part] = value;
+    }
+    next();
+  };
+}

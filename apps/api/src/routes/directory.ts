@@ -1,0 +1,59 @@
+import { Router } from 'express';
+import Joi from 'joi';
+import {
+  GRANTABLE_SCOPES, createAgent, listCredentials, listIdentities, listMembers, listQuerySchema,
+  toCredentialView, toIdentityView, toMemberView,
+} from '@teamchat/core';
+import { requireScope } from '../http/account';
+import { creating } from '../http/create';
+import { depsOf } from '../http/locals';
+import { listRequest, sendPage } from '../http/lists';
+import { validate } from '../http/validate';
+
+/** Members, identities and API keys of the account. */
+export function directoryRouter(): Router {
+  const router = Router({ mergeParams: true });
+  const list = validate({ query: listQuerySchema });
+
+  router.get('/members', requireScope('members:manage'), list, async (req, res) => {
+    const page = listRequest<number>(req, res, 'members');
+    const rows = await listMembers(depsOf(req).database.db, req.params.accountId as string, page);
+    sendPage(req, res, 'members', rows, page.limit, toMemberView, (r) => r.seq);
+  });
+
+  router.get('/identities', requireScope('identities:manage'), list, async (req, res) => {
+    const page = listRequest<number>(req, res, 'identities');
+    const rows = await listIdentities(depsOf(req).database.db, req.params.accountId as string, page);
+    sendPage(req, res, 'identities', rows, page.limit, toIdentityView, (r) => r.seq);
+  });
+
+  // Registers an agent identity approved by the caller's person; its token is shown only here.
+  router.post(
+    '/identities',
+    requireScope('identities:manage'),
+    validate({
+      body: {
+        name: Joi.string().trim().min(1).max(80).required(),
+        scopes: Joi.array().items(Joi.string().valid(...GRANTABLE_SCOPES, 'channels:read', 'channels:write')).max(32).unique().default([]),
+        client_ref: Joi.string().max(128),
+      },
+    }),
+    creating(async ({ tx, actor, body }) => {
+      const agent = await createAgent(tx, {
+        accountId: actor.accountId, name: body.name, approvedByUserId: actor.userId, approverRole: actor.role, scopes: body.scopes, actor,
+      });
+      return {
+        status: 201,
+        body: { ...toIdentityView(agent.identity), token: agent.token, credential_id: agent.credentialId, scopes: agent.scopes, client_ref: body.client_ref ?? null },
+      };
+    }),
+  );
+
+  router.get('/api-keys', requireScope('credentials:manage'), list, async (req, res) => {
+    const page = listRequest<number>(req, res, 'api-keys');
+    const rows = await listCredentials(depsOf(req).database.db, req.params.accountId as string, page);
+    sendPage(req, res, 'api-keys', rows, page.limit, toCredentialView, (r) => r.seq);
+  });
+
+  return router;
+}

@@ -1,0 +1,61 @@
+import { accounts, eq, members, sql, type Executor } from '@teamchat/db';
+import { recordAudit } from '../audit';
+import { AppError, errors } from '../errors';
+import { newId } from '../ids';
+import type { Plan } from '../plans';
+import type { Actor } from '../principal';
+import { addMember, ensureUser } from './people';
+
+export type AccountState = 'active' | 'read_only' | 'suspended';
+export const ACCOUNT_STATES: readonly AccountState[] = ['active', 'read_only', 'suspended'];
+
+export type AccountRow = typeof accounts.$inferSelect;
+
+export async function getAccount(db: Executor, accountId: string): Promise<AccountRow | undefined> {
+  const [row] = await db.select().from(accounts).where(eq(accounts.id, accountId));
+  return row;
+}
+
+export async function requireAccount(db: Executor, accountId: string): Promise<AccountRow> {
+  const row = await getAccount(db, accountId);
+  if (!row) throw errors.notFound('account');
+  return row;
+}
+
+/** Creates an account with its owner (operator CLI, demo seed). */
+export async function createAccount(
+  tx: Executor,
+  input: { plan: Plan; ownerEmail: string; ownerPassword: string; name?: string },
+) {
+  const id = newId('account');
+  await tx.insert(accounts).values({ id, name: input.name ?? input.ownerEmail.split('@')[1] ?? id, plan: input.plan });
+  const user = await ensureUser(tx, input.ownerEmail, input.ownerPassword);
+  const owner = await addMember(tx, { accountId: id, userId: user.id, email: user.email, role: 'owner' });
+  await recordAudit(tx, { accountId: id, action: 'account.created', via: 'cli', targetType: 'account', targetId: id, data: { plan: input.plan } });
+  await recordAudit(tx, { accountId: id, action: 'member.added', via: 'cli', targetType: 'user', targetId: user.id, data: { role: 'owner' } });
+  return { account_id: id, owner: { user_id: owner.user_id, identity_id: owner.identity_id, email: owner.email } };
+}
+
+export async function setAccountState(tx: Executor, accountId: string, state: AccountState, actor?: Actor) {
+  const before = await requireAccount(tx, accountId);
+  await tx.update(accounts).set({ state }).where(eq(accounts.id, accountId));
+  await recordAudit(tx, { accountId, action: 'account.state_changed', actor, via: 'cli', targetType: 'account', targetId: accountId, data: { from: before.state, to: state } });
+}
+
+export async function setAccountPlan(tx: Executor, accountId: string, plan: Plan, actor?: Actor) {
+  const before = await requireAccount(tx, accountId);
+  await tx.update(accounts).set({ plan }).where(eq(accounts.id, accountId));
+  await recordAudit(tx, { accountId, action: 'account.plan_changed', actor, via: 'cli', targetType: 'account', targetId: accountId, data: { from: before.plan, to: plan } });
+}
+
+export async function countSeats(db: Executor, accountId: string): Promise<number> {
+  const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(members).where(eq(members.accountId, accountId));
+  return row.n;
+}
+
+/** The error an inactive account answers on every route under it (spec: Account states). */
+export function accountStateError(state: string): AppError | null {
+  if (state === 'read_only') return new AppError('read_only', 'This account is read-only.');
+  if (state === 'suspended') return new AppError('suspended', 'This account is suspended.');
+  return null;
+}

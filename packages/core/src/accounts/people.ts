@@ -1,0 +1,59 @@
+import { and, eq, identities, members, sql, users, type Executor } from '@teamchat/db';
+import { AppError, errors } from '../errors';
+import { hashPassword, verifyPassword } from '../crypto';
+import { newId } from '../ids';
+import type { Role } from '../scopes';
+
+export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 200;
+
+export async function findUserByEmail(db: Executor, email: string) {
+  const [row] = await db.select().from(users).where(eq(sql`lower(${users.email})`, email.toLowerCase()));
+  return row;
+}
+
+/**
+ * Finds or creates the person with this email. An existing person's password must match, so
+ * the operator CLI cannot silently take over someone's login.
+ */
+export async function ensureUser(tx: Executor, email: string, password: string) {
+  const existing = await findUserByEmail(tx, email);
+  if (existing) {
+    if (!(await verifyPassword(password, existing.passwordHash))) {
+      throw errors.invalid(`A person with email ${email} exists and the password does not match.`, { field: 'password' });
+    }
+    return existing;
+  }
+  const [row] = await tx.insert(users).values({ id: newId('user'), email, passwordHash: await hashPassword(password) }).returning();
+  return row;
+}
+
+/** Gives a person a seat (and a person identity) in an account. */
+export async function addMember(tx: Executor, input: { accountId: string; userId: string; email: string; role: Role }) {
+  const [already] = await tx
+    .select()
+    .from(members)
+    .where(and(eq(members.accountId, input.accountId), eq(members.userId, input.userId)));
+  if (already) throw new AppError('conflict', `${input.email} is already a member of this account.`);
+  const [identity] = await tx
+    .insert(identities)
+    .values({ id: newId('identity'), accountId: input.accountId, kind: 'person', name: input.email, userId: input.userId })
+    .returning();
+  await tx.insert(members).values({ accountId: input.accountId, userId: input.userId, identityId: identity.id, role: input.role });
+  return { user_id: input.userId, identity_id: identity.id, email: input.email, role: input.role };
+}
+
+export async function getMembership(db: Executor, accountId: string, userId: string) {
+  const [row] = await db
+    .select()
+    .from(members)
+    .where(and(eq(members.accountId, accountId), eq(members.userId, userId)));
+  return row;
+}
+
+export async function getMemberByEmail(db: Executor, accountId: string, email: string) {
+  const user = await findUserByEmail(db, email);
+  if (!user) return undefined;
+  const member = await getMembership(db, accountId, user.id);
+  return member ? { ...member, email: user.email } : undefined;
+}

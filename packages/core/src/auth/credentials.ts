@@ -1,0 +1,115 @@
+import { and, credentials, desc, eq, identities, lt, sql, type Executor } from '@teamchat/db';
+import { recordAudit } from '../audit';
+import { hashSecret } from '../crypto';
+import { errors } from '../errors';
+import { newId } from '../ids';
+import type { Actor, Principal } from '../principal';
+import { resolveCredentialScopes, type Role } from '../scopes';
+import { displayPrefix, newSecret } from './tokens';
+
+type CredentialRow = typeof credentials.$inferSelect;
+
+/** Issues an API key for a person's seat. The secret is returned once and only its hash stored. */
+export async function createApiKey(
+  tx: Executor,
+  input: { accountId: string; userId: string; identityId: string; role: Role; scopes: string[]; readOnly: boolean; expiresAt?: Date; actor?: Actor },
+) {
+  const scopes = resolveCredentialScopes(input.scopes, input.role, input.readOnly);
+  const key = newSecret('api_key');
+  const id = newId('credential');
+  await tx.insert(credentials).values({
+    id, accountId: input.accountId, kind: 'api_key', userId: input.userId, identityId: input.identityId,
+    prefix: displayPrefix(key), secretHash: hashSecret(key), scopes, readOnly: input.readOnly, expiresAt: input.expiresAt,
+  });
+  await recordAudit(tx, {
+    accountId: input.accountId, action: 'api_key.created', actor: input.actor, via: 'cli',
+    targetType: 'api_key', targetId: id, data: { user_id: input.userId, scopes, read_only: input.readOnly },
+  });
+  return { key_id: id, key, scopes };
+}
+
+/**
+ * Registers an agent identity and issues its token. The agent spends the approving person's
+ * seat, and can hold only scopes that person's role allows.
+ */
+export async function createAgent(
+  tx: Executor,
+  input: { accountId: string; name: string; approvedByUserId: string; approverRole: Role; scopes: string[]; actor?: Actor },
+) {
+  const scopes = resolveCredentialScopes(input.scopes, input.approverRole, false);
+  const [identity] = await tx
+    .insert(identities)
+    .values({ id: newId('identity'), accountId: input.accountId, kind: 'agent', name: input.name, approvedByUserId: input.approvedByUserId })
+    .returning();
+  const token = newSecret('agent_token');
+  const id = newId('credential');
+  await tx.insert(credentials).values({
+    id, accountId: input.accountId, kind: 'agent_token', userId: input.approvedByUserId, identityId: identity.id,
+    prefix: displayPrefix(token), secretHash: hashSecret(token), scopes, readOnly: false,
+  });
+  await recordAudit(tx, {
+    accountId: input.accountId, action: 'agent.created', actor: input.actor, via: 'cli',
+    targetType: 'identity', targetId: identity.id, data: { approved_by: input.approvedByUserId, scopes, credential_id: id },
+  });
+  return { identity, credentialId: id, token, scopes };
+}
+
+export async function revokeCredential(tx: Executor, input: { accountId: string; credentialId: string; actor?: Actor }) {
+  const rows = await tx
+    .update(credentials)
+    .set({ revokedAt: sql`coalesce(${credentials.revokedAt}, now())` })
+    .where(and(eq(credentials.id, input.credentialId), eq(credentials.accountId, input.accountId)))
+    .returning({ id: credentials.id });
+  if (!rows.length) throw errors.notFound('API key');
+  await recordAudit(tx, {
+    accountId: input.accountId, action: 'api_key.revoked', actor: input.actor, via: 'cli', targetType: 'api_key', targetId: input.credentialId,
+  });
+}
+
+/** Last-used stamps are written at most once a minute per credential, off the request's path. */
+const LAST_USED_GRANULARITY_MS = 60_000;
+
+/** Resolves a bearer secret to a principal; null when unknown, expired or revoked. */
+export async function authenticateCredential(db: Executor, secret: string, now: Date): Promise<Principal | null> {
+  const [row] = await db.select().from(credentials).where(eq(credentials.secretHash, hashSecret(secret)));
+  if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now)) return null;
+  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_GRANULARITY_MS) {
+    db.update(credentials).set({ lastUsedAt: now }).where(eq(credentials.id, row.id)).then(undefined, () => undefined);
+  }
+  return {
+    via: row.kind === 'agent_token' ? 'agent_token' : 'api_key',
+    id: row.id,
+    userId: row.userId,
+    accountId: row.accountId,
+    identityId: row.identityId,
+    scopes: row.scopes,
+    readOnly: row.readOnly,
+  };
+}
+
+export function toCredentialView(row: CredentialRow) {
+  return {
+    id: row.id,
+    kind: row.kind,
+    prefix: row.prefix,
+    scopes: row.scopes,
+    read_only: row.readOnly,
+    user_id: row.userId,
+    identity_id: row.identityId,
+    created_at: row.createdAt.toISOString(),
+    expires_at: row.expiresAt?.toISOString() ?? null,
+    last_used_at: row.lastUsedAt?.toISOString() ?? null,
+    revoked_at: row.revokedAt?.toISOString() ?? null,
+  };
+}
+
+/** Newest first; keyset on seq. */
+export function listCredentials(db: Executor, accountId: string, page: { limit: number; after: number | null }) {
+  return db
+    .select()
+    .from(credentials)
+    .where(and(eq(credentials.accountId, accountId), page.after === null ? undefined : lt(credentials.seq, page.after)))
+    .orderBy(desc(credentials.seq))
+    .limit(page.limit + 1);
+}
+

@@ -1,0 +1,86 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import Joi from 'joi';
+import { PLAN_LIMITS, Plan, PlanLimits } from './plans';
+
+export interface Config {
+  nodeEnv: 'development' | 'production' | 'test';
+  databaseUrl: string;
+  redisUrl: string;
+  /** API host port (keys and tokens); default 3000 */
+  apiPort: number;
+  /** web host port (web sessions); default 3001 */
+  webPort: number;
+  publicApiUrl: string;
+  publicWebUrl: string;
+  /** 32 bytes as 64 hex characters; encrypts secrets at rest and signs cursors */
+  secretsKey: string;
+  /** prefix of every BullMQ and limiter key in Redis; default `teamchat` */
+  redisPrefix: string;
+  logLevel: string;
+  /** per-plan limits; the table in plans.ts unless overridden (tests lower them) */
+  planLimits: Readonly<Record<Plan, PlanLimits>>;
+  /** whether per-minute limits and call units are enforced; default true */
+  limitsEnabled: boolean;
+  /** web session lifetime in hours; default 336 (14 days) */
+  sessionTtlHours: number;
+}
+
+const schema = Joi.object({
+  NODE_ENV: Joi.string().valid('development', 'production', 'test').default('development'),
+  DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).default('postgres://postgres@127.0.0.1:5432/teamchat'),
+  REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
+  API_PORT: Joi.number().port().default(3000),
+  WEB_PORT: Joi.number().port().default(3001),
+  PUBLIC_API_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  PUBLIC_WEB_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  SECRETS_KEY: Joi.string().hex().length(64),
+  REDIS_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_.-]+$/).default('teamchat'),
+  LOG_LEVEL: Joi.string().valid('error', 'warn', 'info', 'debug', 'silent').default('info'),
+  LIMITS_ENABLED: Joi.boolean().default(true),
+  SESSION_TTL_HOURS: Joi.number().integer().min(1).max(24 * 90).default(336),
+}).unknown(true);
+
+/** Where a development SECRETS_KEY is kept between restarts when none is given. */
+const DEV_KEY_FILE = path.resolve(process.cwd(), '.dev-secrets-key');
+
+function devSecretsKey(warn: (msg: string) => void): string {
+  if (fs.existsSync(DEV_KEY_FILE)) return fs.readFileSync(DEV_KEY_FILE, 'utf8').trim();
+  const key = randomBytes(32).toString('hex');
+  fs.writeFileSync(DEV_KEY_FILE, key, { mode: 0o600 });
+  warn(`SECRETS_KEY is not set: generated a development key in ${DEV_KEY_FILE}. Set SECRETS_KEY in production.`);
+  return key;
+}
+
+export class ConfigError extends Error {}
+
+/** Validates the environment once at boot; a bad value throws ConfigError naming it. */
+export function loadConfig(
+  env: NodeJS.ProcessEnv,
+  overrides: Partial<Config> = {},
+  warn: (msg: string) => void = (m) => process.stderr.write(`warning: ${m}\n`),
+): Readonly<Config> {
+  const { value, error } = schema.validate(env, { abortEarly: false, convert: true });
+  if (error) throw new ConfigError(`Invalid configuration: ${error.details.map((d) => d.message).join('; ')}`);
+  if (value.NODE_ENV === 'production' && !value.SECRETS_KEY && !overrides.secretsKey) {
+    throw new ConfigError('Invalid configuration: SECRETS_KEY is required in production (64 hex characters).');
+  }
+  const config: Config = {
+    nodeEnv: value.NODE_ENV,
+    databaseUrl: value.DATABASE_URL,
+    redisUrl: value.REDIS_URL,
+    apiPort: value.API_PORT,
+    webPort: value.WEB_PORT,
+    publicApiUrl: (value.PUBLIC_API_URL ?? `http://localhost:${value.API_PORT}`).replace(/\/$/, ''),
+    publicWebUrl: (value.PUBLIC_WEB_URL ?? `http://localhost:${value.WEB_PORT}`).replace(/\/$/, ''),
+    secretsKey: value.SECRETS_KEY ?? overrides.secretsKey ?? devSecretsKey(warn),
+    redisPrefix: value.REDIS_PREFIX,
+    logLevel: value.LOG_LEVEL,
+    planLimits: PLAN_LIMITS,
+    limitsEnabled: value.LIMITS_ENABLED,
+    sessionTtlHours: value.SESSION_TTL_HOURS,
+    ...overrides,
+  };
+  return Object.freeze(config);
+}

@@ -1,0 +1,60 @@
+/** The spec's stable error codes and the ONE map from code to HTTP status. */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_cursor: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  insufficient_scope: 403,
+  not_a_member: 403,
+  read_only: 403,
+  suspended: 403,
+  confirmation_required: 403,
+  not_found: 404,
+  conflict: 409,
+  idempotency_conflict: 409,
+  edit_conflict: 409,
+  stale: 412,
+  rate_limited: 429,
+  budget_exceeded: 429,
+  internal: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorExtras {
+  reason?: string;
+  [field: string]: unknown;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly extras: ErrorExtras;
+  /** Response headers the error must carry (Retry-After, ...). */
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, extras: ErrorExtras = {}, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.extras = extras;
+    this.headers = headers;
+  }
+}
+
+export const errors = {
+  invalid: (message: string, extras: ErrorExtras = {}) => new AppError('invalid_request', message, extras),
+  notFound: (what = 'resource') => new AppError('not_found', `The ${what} was not found.`),
+  forbidden: (message: string, reason?: string) => new AppError('forbidden', message, reason ? { reason } : {}),
+  unauthorized: (message = 'A valid credential is required.', extras: ErrorExtras = {}) =>
+    new AppError('unauthorized', message, extras),
+  notAMember: (what = 'account') => new AppError('not_a_member', `You are not a member of this ${what}.`),
+  insufficientScope: (scope: string) =>
+    new AppError('insufficient_scope', `This credential lacks the ${scope} scope.`, { required_scope: scope }),
+};
+
+/** PostgreSQL unique_violation, mapped to 409 in one place (the error handler). */
+export function isUniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: string }).code === '23505';
+}

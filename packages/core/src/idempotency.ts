@@ -1,0 +1,78 @@
+import { createHash } from 'node:crypto';
+import { and, eq, idempotencyKeys, lt, sql, type Executor } from '@teamchat/db';
+import { AppError } from './errors';
+
+/** Keys are remembered for 24 hours (spec: Limits rule 4). */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export interface IdempotencyScope {
+  /** the credential's person */
+  userId: string;
+  /** method and path, e.g. `POST /accounts/acct_x/channels` */
+  route: string;
+  key: string;
+}
+
+export interface StoredResponse {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+/** Canonical JSON (sorted keys) so that the same body in another key order is the same request. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const obj = value as Record<string, unknown>;
+    return `{${Object.keys(obj).sort().filter((k) => obj[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonical(obj[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+export function requestHash(body: unknown): string {
+  return createHash('sha256').update(canonical(body)).digest('hex');
+}
+
+const pk = (s: IdempotencyScope) =>
+  and(eq(idempotencyKeys.userId, s.userId), eq(idempotencyKeys.route, s.route), eq(idempotencyKeys.key, s.key));
+
+/**
+ * Claims the key inside the transaction that will create the object. Returns null when this
+ * request is the first (go on, then `saveResponse`), or the stored response to replay.
+ * A concurrent request with the same key blocks on the primary key until the first commits,
+ * then replays it; if the first rolls back, the second proceeds. So one key never creates two objects.
+ */
+export async function claimKey(tx: Executor, scope: IdempotencyScope, hash: string): Promise<StoredResponse | null> {
+  await tx.delete(idempotencyKeys).where(and(pk(scope), lt(idempotencyKeys.createdAt, sql`now() - interval '24 hours'`)));
+  const inserted = await tx
+    .insert(idempotencyKeys)
+    .values({ ...scope, requestHash: hash })
+    .onConflictDoNothing()
+    .returning({ key: idempotencyKeys.key });
+  if (inserted.length) return null;
+  const [row] = await tx.select().from(idempotencyKeys).where(pk(scope));
+  if (!row || row.statusCode === null) {
+    // Only possible if the row vanished between the two statements; the client may simply retry.
+    throw new AppError('idempotency_conflict', 'A request with this Idempotency-Key is still in progress; retry shortly.');
+  }
+  if (row.requestHash !== hash) {
+    throw new AppError('idempotency_conflict', 'This Idempotency-Key was used with a different request body.');
+  }
+  return { status: row.statusCode, body: row.responseBody, headers: (row.responseHeaders ?? {}) as Record<string, string> };
+}
+
+export async function saveResponse(tx: Executor, scope: IdempotencyScope, response: StoredResponse): Promise<void> {
+  await tx
+    .update(idempotencyKeys)
+    .set({ statusCode: response.status, responseBody: response.body, responseHeaders: response.headers })
+    .where(pk(scope));
+}
+
+/** Housekeeping for the worker: forget keys past the window. */
+export async function purgeExpiredKeys(db: Executor): Promise<number> {
+  const rows = await db
+    .delete(idempotencyKeys)
+    .where(lt(idempotencyKeys.createdAt, sql`now() - interval '24 hours'`))
+    .returning({ key: idempotencyKeys.key });
+  return rows.length;
+}

@@ -1,0 +1,28 @@
+import { Queue } from 'bullmq';
+import type Redis from 'ioredis';
+
+export const JOBS_QUEUE = 'jobs';
+
+/** Payload on the BullMQ side: the job row's id only; the worker reloads the row. */
+export interface JobMessage {
+  jobId: string;
+}
+
+/** The producer side of the background-jobs queue. Enqueue after commit; the worker sweeps what was missed. */
+export class JobQueue {
+  readonly queue: Queue<JobMessage>;
+
+  constructor(connection: Redis, prefix: string) {
+    this.queue = new Queue<JobMessage>(JOBS_QUEUE, { connection, prefix });
+    this.queue.on('error', () => undefined);
+  }
+
+  /** Idempotent: BullMQ ignores a second add with the same jobId. */
+  async enqueue(jobId: string): Promise<void> {
+    await this.queue.add('run', { jobId }, { jobId, removeOnComplete: 1000, removeOnFail: 5000 });
+  }
+
+  close(): Promise<void> {
+    return this.queue.close();
+  }
+}

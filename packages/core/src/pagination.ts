@@ -1,0 +1,34 @@
+import Joi from 'joi';
+
+/** `?limit=` 1..200, default 50; `?cursor=` opaque. */
+export const LIST_LIMIT_DEFAULT = 50;
+export const LIST_LIMIT_MAX = 200;
+
+export const listQuerySchema = {
+  limit: Joi.number().integer().min(1).max(LIST_LIMIT_MAX).default(LIST_LIMIT_DEFAULT),
+  cursor: Joi.string().max(2048),
+};
+
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+/**
+ * Turns `limit + 1` fetched rows into a page: the extra row only tells there is more; the
+ * cursor carries the keyset of the last row returned.
+ */
+export function toPage<R, V>(
+  rows: R[],
+  limit: number,
+  view: (row: R) => V,
+  keyOf: (row: R) => unknown[],
+  cursorFor: (keyset: unknown[]) => string,
+): Page<V> {
+  const more = rows.length > limit;
+  const kept = more ? rows.slice(0, limit) : rows;
+  return {
+    data: kept.map(view),
+    next_cursor: more ? cursorFor(keyOf(kept[kept.length - 1])) : null,
+  };
+}

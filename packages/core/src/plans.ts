@@ -1,0 +1,21 @@
+/** Per-plan limits: the ONE table (spec: Limits). Tests may override values through config. */
+export type Plan = 'starter' | 'pro' | 'scale';
+export const PLANS: readonly Plan[] = ['starter', 'pro', 'scale'];
+
+export interface PlanLimits {
+  /** calls per minute per seat */
+  callsPerMinute: number;
+  /** call units per day per seat, reset 00:00 UTC */
+  unitsPerDay: number;
+  /** webhook endpoints per seat, summed for the account */
+  webhookEndpointsPerSeat: number;
+}
+
+export const PLAN_LIMITS: Readonly<Record<Plan, PlanLimits>> = Object.freeze({
+  starter: { callsPerMinute: 30, unitsPerDay: 22_000, webhookEndpointsPerSeat: 3 },
+  pro: { callsPerMinute: 60, unitsPerDay: 45_000, webhookEndpointsPerSeat: 10 },
+  scale: { callsPerMinute: 120, unitsPerDay: 65_000, webhookEndpointsPerSeat: 25 },
+});
+
+/** Bytes of response body per read call unit (1 unit per 16 KB, minimum 1). */
+export const READ_UNIT_BYTES = 16 * 1024;

@@ -1,0 +1,28 @@
+import Redis, { RedisOptions } from 'ioredis';
+
+/**
+ * Redis connections. Producers (the API) fail fast instead of queueing commands while Redis is
+ * away; workers wait for it (BullMQ requires maxRetriesPerRequest: null for blocking commands).
+ */
+export function createRedis(url: string, role: 'producer' | 'worker', extra: RedisOptions = {}): Redis {
+  const options: RedisOptions =
+    role === 'producer'
+      ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, ...extra }
+      : { maxRetriesPerRequest: null, ...extra };
+  const redis = new Redis(url, options);
+  // Without a listener an unreachable Redis would crash the process with an unhandled 'error'.
+  redis.on('error', () => undefined);
+  return redis;
+}
+
+/** Resolves once the connection is ready (a producer with enableOfflineQueue:false needs this at boot). */
+export async function waitReady(redis: Redis, timeoutMs = 5000): Promise<void> {
+  if (redis.status === 'ready') return;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('Redis did not become ready in time')), timeoutMs);
+    redis.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}

@@ -1,0 +1,5 @@
+export * from './client';
+export * from './migrate';
+export * as schema from './schema';
+export * from './schema';
+export { sql, eq, and, or, lt, gt, lte, gte, desc, asc, inArray, isNull, isNotNull, ne } from 'drizzle-orm';

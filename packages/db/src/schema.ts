@@ -1,0 +1,234 @@
+/**
+ * The whole relational schema. Ids are text with a type prefix (acct_, usr_, ...), made by
+ * `@teamchat/core` ids. Every tenant table carries account_id so a query can always be fenced
+ * to one account. Timestamps are timestamptz; ordering columns that cursors page over are
+ * either a bigserial `seq` or a strictly increasing bigint.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+
+const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const accounts = pgTable('accounts', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  plan: text('plan').notNull(), // starter | pro | scale
+  state: text('state').notNull().default('active'), // active | read_only | suspended
+  createdAt: tstz('created_at').notNull().defaultNow(),
+});
+
+/** A person who can sign in. People are global; membership in an account is `members`. */
+export const users = pgTable('users', {
+  id: text('id').primaryKey(),
+  email: text('email').notNull(),
+  passwordHash: text('password_hash').notNull(),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+}, (t) => [uniqueIndex('users_email_uq').on(sql`lower(${t.email})`)]);
+
+/** People's and agents' identities inside one account. A person has exactly one per account. */
+export const identities = pgTable('identities', {
+  id: text('id').primaryKey(),
+  seq: bigserial('seq', { mode: 'number' }).notNull(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  kind: text('kind').notNull(), // person | agent
+  name: text('name').notNull(),
+  userId: text('user_id').references(() => users.id), // the person, for kind=person
+  approvedByUserId: text('approved_by_user_id').references(() => users.id), // the seat, for kind=agent
+  createdAt: tstz('created_at').notNull().defaultNow(),
+}, (t) => [
+  index('identities_account_seq_idx').on(t.accountId, t.seq),
+  uniqueIndex('identities_person_uq').on(t.accountId, t.userId).where(sql`kind = 'person'`),
+]);
+
+/** A person's seat in an account, with its role. */
+export const members = pgTable('members', {
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  userId: text('user_id').notNull().references(() => users.id),
+  identityId: text('identity_id').notNull().references(() => identities.id),
+  role: text('role').notNull(), // owner | admin | member
+  seq: bigserial('seq', { mode: 'number' }).notNull(),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.accountId, t.userId] }), index('members_account_seq_idx').on(t.accountId, t.seq)]);
+
+/** API keys and agent tokens. Only a SHA-256 hash of the secret is kept. */
+export const credentials = pgTable('credentials', {
+  id: text('id').primaryKey(),
+  seq: bigserial('seq', { mode: 'number' }).notNull(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  kind: text('kind').notNull(), // api_key | agent_token
+  userId: text('user_id').notNull().references(() => users.id), // the seat the credential spends
+  identityId: text('identity_id').notNull().references(() => identities.id), // who it acts as
+  prefix: text('prefix').notNull(), // first characters, shown in lists
+  secretHash: text('secret_hash').notNull(),
+  scopes: text('scopes').array().notNull(),
+  readOnly: boolean('read_only').notNull().default(false),
+  expiresAt: tstz('expires_at'),
+  revokedAt: tstz('revoked_at'),
+  lastUsedAt: tstz('last_used_at'),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+}, (t) => [
+  uniqueIndex('credentials_secret_hash_uq').on(t.secretHash),
+  index('credentials_account_seq_idx').on(t.accountId, t.seq),
+]);
+
+/** Web app sessions (web host only). Token and CSRF token are kept as hashes. */
+export const webSessions = pgTable('web_sessions', {
+  id: text('id').primaryKey(),
+  userId: text('user_id').notNull().references(() => users.id),
+  tokenHash: text('token_hash').notNull(),
+  csrfHash: text('csrf_hash').notNull(),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+  expiresAt: tstz('expires_at').notNull(),
+  endedAt: tstz('ended_at'),
+}, (t) => [uniqueIndex('web_sessions_token_hash_uq').on(t.tokenHash)]);
+
+/**
+ * Idempotency records. The row is inserted in the same transaction as the object it creates,
+ * so a concurrent request with the same key waits on the unique index and then replays.
+ */
+export const idempotencyKeys = pgTable('idempotency_keys', {
+  userId: text('user_id').notNull(),
+  route: text('route').notNull(),
+  key: text('key').notNull(),
+  requestHash: text('request_hash').notNull(),
+  statusCode: integer('status_code'),
+  responseBody: jsonb('response_body'),
+  responseHeaders: jsonb('response_headers'),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.userId, t.route, t.key] }), index('idempotency_created_idx').on(t.createdAt)]);
+
+export const jobs = pgTable('jobs', {
+  id: text('id').primaryKey(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  type: text('type').notNull(),
+  status: text('status').notNull().default('queued'), // queued | running | succeeded | failed
+  payload: jsonb('payload').notNull(),
+  result: jsonb('result'),
+  error: jsonb('error'),
+  createdByUserId: text('created_by_user_id'),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+  startedAt: tstz('started_at'),
+  finishedAt: tstz('finished_at'),
+}, (t) => [index('jobs_status_created_idx').on(t.status, t.createdAt)]);
+
+export const auditRecords = pgTable('audit_records', {
+  id: text('id').primaryKey(),
+  seq: bigserial('seq', { mode: 'number' }).notNull(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  action: text('action').notNull(),
+  actorUserId: text('actor_user_id'),
+  actorIdentityId: text('actor_identity_id'),
+  actorCredentialId: text('actor_credential_id'),
+  via: text('via').notNull(), // api_key | agent_token | web_session | cli | system
+  targetType: text('target_type'),
+  targetId: text('target_id'),
+  data: jsonb('data').notNull().default({}),
+  requestId: text('request_id'),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+}, (t) => [index('audit_account_seq_idx').on(t.accountId, t.seq)]);
+
+/** The outbox: one row per event, written in the transaction of the change that raised it. */
+export const events = pgTable('events', {
+  id: text('id').primaryKey(),
+  seq: bigserial('seq', { mode: 'number' }).notNull(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  type: text('type').notNull(),
+  channelId: text('channel_id'),
+  data: jsonb('data').notNull(),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+  relayedAt: tstz('relayed_at'),
+}, (t) => [
+  index('events_account_seq_idx').on(t.accountId, t.seq),
+  index('events_unrelayed_idx').on(t.seq).where(sql`relayed_at IS NULL`),
+]);
+
+export const channels = pgTable('channels', {
+  id: text('id').primaryKey(),
+  seq: bigserial('seq', { mode: 'number' }).notNull(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  kind: text('kind').notNull(), // channel | dm
+  name: text('name'),
+  topic: text('topic').notNull().default(''),
+  dmKey: text('dm_key'), // sorted member identity ids, for kind=dm
+  clientRef: text('client_ref'),
+  version: integer('version').notNull().default(1),
+  createdByIdentityId: text('created_by_identity_id').notNull(),
+  lastTsMicros: bigint('last_ts_micros', { mode: 'bigint' }).notNull().default(sql`0`),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+}, (t) => [
+  index('channels_account_seq_idx').on(t.accountId, t.seq),
+  uniqueIndex('channels_name_uq').on(t.accountId, sql`lower(${t.name})`).where(sql`kind = 'channel'`),
+  uniqueIndex('channels_dm_key_uq').on(t.accountId, t.dmKey).where(sql`kind = 'dm'`),
+]);
+
+export const channelMembers = pgTable('channel_members', {
+  channelId: text('channel_id').notNull().references(() => channels.id),
+  identityId: text('identity_id').notNull().references(() => identities.id),
+  accountId: text('account_id').notNull(),
+  seq: bigserial('seq', { mode: 'number' }).notNull(),
+  addedAt: tstz('added_at').notNull().defaultNow(),
+}, (t) => [
+  primaryKey({ columns: [t.channelId, t.identityId] }),
+  index('channel_members_identity_idx').on(t.identityId),
+]);
+
+export const messages = pgTable('messages', {
+  channelId: text('channel_id').notNull().references(() => channels.id),
+  tsMicros: bigint('ts_micros', { mode: 'bigint' }).notNull(),
+  accountId: text('account_id').notNull(),
+  authorIdentityId: text('author_identity_id').notNull(),
+  text: text('text').notNull().default(''),
+  attachments: jsonb('attachments').notNull().default([]),
+  links: jsonb('links').notNull().default([]),
+  threadTsMicros: bigint('thread_ts_micros', { mode: 'bigint' }),
+  replyCount: integer('reply_count').notNull().default(0),
+  mentions: text('mentions').array().notNull().default(sql`'{}'::text[]`),
+  broadcast: boolean('broadcast').notNull().default(false),
+  version: integer('version').notNull().default(1),
+  clientRef: text('client_ref'),
+  session: jsonb('session'),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+  editedAt: tstz('edited_at'),
+}, (t) => [
+  primaryKey({ columns: [t.channelId, t.tsMicros] }),
+  index('messages_thread_idx').on(t.channelId, t.threadTsMicros, t.tsMicros),
+]);
+
+export const reactions = pgTable('reactions', {
+  channelId: text('channel_id').notNull(),
+  tsMicros: bigint('ts_micros', { mode: 'bigint' }).notNull(),
+  emoji: text('emoji').notNull(),
+  identityId: text('identity_id').notNull(),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.channelId, t.tsMicros, t.emoji, t.identityId] })]);
+
+/** A destructive step asked for through a credential, waiting for a person's confirmation. */
+export const approvals = pgTable('approvals', {
+  id: text('id').primaryKey(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  action: text('action').notNull(), // e.g. message.delete
+  target: jsonb('target').notNull(),
+  summary: text('summary').notNull(),
+  requestedByUserId: text('requested_by_user_id').notNull(),
+  requestedByIdentityId: text('requested_by_identity_id').notNull(),
+  ownerIdentityId: text('owner_identity_id'), // the author of what is destroyed, may approve
+  status: text('status').notNull().default('pending'), // pending | approved | denied
+  jobId: text('job_id'),
+  decidedByUserId: text('decided_by_user_id'),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+  expiresAt: tstz('expires_at').notNull(),
+  decidedAt: tstz('decided_at'),
+});

@@ -1,0 +1,114 @@
+import request from 'supertest';
+import type { Express } from 'express';
+import { createApp } from '@teamchat/api/src/app';
+import {
+  createAccount, createAgent, createApiKey, createDeps, getMemberByEmail, loadConfig, randomToken, waitReady,
+  addMember, ensureUser, type Config, type Deps, type Plan, type Role,
+} from '@teamchat/core';
+import { TEST_DATABASE_URL, TEST_REDIS_URL } from './env';
+
+export interface Harness {
+  deps: Deps & { close(): Promise<void> };
+  api: Express;
+  web: Express;
+  /** the clock every part of this harness reads; tests move it with `clock.set` */
+  clock: { now: Date; set(d: Date): void; advance(ms: number): void };
+  close(): Promise<void>;
+}
+
+/**
+ * Real apps on the real services: one deps set (pool, Redis), both hosts' apps, an injectable
+ * clock, and a Redis prefix unique to this harness so BullMQ queues and counters never collide.
+ */
+export async function startHarness(overrides: Partial<Config> = {}): Promise<Harness> {
+  const clock = {
+    now: new Date(),
+    frozen: false,
+    set(d: Date) { this.now = d; this.frozen = true; },
+    advance(ms: number) { this.now = new Date(this.current().getTime() + ms); this.frozen = true; },
+    current(): Date { return this.frozen ? this.now : new Date(); },
+  };
+  const config = loadConfig(
+    { NODE_ENV: 'test', DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'silent' },
+    {
+      secretsKey: 'ab'.repeat(32),
+      redisPrefix: `test-${randomToken(8)}`,
+      publicApiUrl: 'http://api.test',
+      publicWebUrl: 'http://web.test',
+      ...overrides,
+    },
+  );
+  const deps = createDeps(config, 'test', { now: () => clock.current(), poolSize: 20 });
+  await waitReady(deps.redis);
+  const api = createApp(deps, 'api');
+  const web = createApp(deps, 'web');
+  return {
+    deps, api, web,
+    clock: { get now() { return clock.current(); }, set: (d) => clock.set(d), advance: (ms) => clock.advance(ms) },
+    close: () => deps.close(),
+  };
+}
+
+export const PASSWORD = 'correct horse battery';
+
+export interface TestAccount {
+  accountId: string;
+  owner: { userId: string; identityId: string; email: string };
+}
+
+let counter = 0;
+export function uniqueEmail(tag = 'user'): string {
+  counter += 1;
+  return `${tag}-${randomToken(8)}-${counter}@example.test`;
+}
+
+/** A fresh account (tenant) for one test. */
+export async function newAccount(h: Harness, plan: Plan = 'pro'): Promise<TestAccount> {
+  const email = uniqueEmail('owner');
+  const out = await h.deps.database.db.transaction((tx) => createAccount(tx, { plan, ownerEmail: email, ownerPassword: PASSWORD }));
+  return { accountId: out.account_id, owner: { userId: out.owner.user_id, identityId: out.owner.identity_id, email } };
+}
+
+export async function addPerson(h: Harness, accountId: string, role: Role, email = uniqueEmail(role)) {
+  return h.deps.database.db.transaction(async (tx) => {
+    const user = await ensureUser(tx, email, PASSWORD);
+    return addMember(tx, { accountId, userId: user.id, email, role });
+  });
+}
+
+/** An API key for the person with `email`, with the given scopes. */
+export async function newKey(
+  h: Harness,
+  accountId: string,
+  email: string,
+  scopes: string[],
+  opts: { readOnly?: boolean; expiresAt?: Date } = {},
+): Promise<string> {
+  const member = await getMemberByEmail(h.deps.database.db, accountId, email);
+  if (!member) throw new Error(`no member ${email}`);
+  const out = await h.deps.database.db.transaction((tx) =>
+    createApiKey(tx, {
+      accountId, userId: member.userId, identityId: member.identityId, role: member.role as Role,
+      scopes, readOnly: opts.readOnly ?? false, expiresAt: opts.expiresAt,
+    }),
+  );
+  return out.key;
+}
+
+export async function newAgent(h: Harness, accountId: string, approverEmail: string, scopes: string[]) {
+  const member = await getMemberByEmail(h.deps.database.db, accountId, approverEmail);
+  if (!member) throw new Error(`no member ${approverEmail}`);
+  return h.deps.database.db.transaction((tx) =>
+    createAgent(tx, { accountId, name: `agent-${randomToken(4)}`, approvedByUserId: member.userId, approverRole: member.role as Role, scopes }),
+  );
+}
+
+/** Signs in on the web host; returns an agent that carries the cookie, and the CSRF token. */
+export async function signInWeb(h: Harness, email: string, password = PASSWORD) {
+  const agent = request.agent(h.web);
+  const res = await agent.post('/auth/sign-in').send({ email, password });
+  if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return { agent, csrf: res.body.csrf_token as string, body: res.body, cookie: res.headers['set-cookie'] as unknown as string[] };
+}
+
+export const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
