@@ -1,5 +1,13 @@
-/** The test run's database and Redis prefix, shared by globalSetup and every test file. */
-const base = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/teamchat_test';
+/**
+ * The test run's database and Redis. globalSetup creates a fresh database per run (so several
+ * runs on one machine never collide) and publishes its URL in TEST_DATABASE_URL.
+ */
+export const TEST_SERVER_URL = process.env.TEST_SERVER_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-export const TEST_DATABASE_URL = base;
+export function testDatabaseUrl(): string {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) throw new Error('TEST_DATABASE_URL is not set: run the tests through jest (globalSetup sets it).');
+  return url;
+}
+
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -5,7 +5,7 @@ import {
   createAccount, createAgent, createApiKey, createDeps, getMemberByEmail, loadConfig, randomToken, waitReady,
   addMember, ensureUser, type Config, type Deps, type Plan, type Role,
 } from '@teamchat/core';
-import { TEST_DATABASE_URL, TEST_REDIS_URL } from './env';
+import { testDatabaseUrl, TEST_REDIS_URL } from './env';
 
 export interface Harness {
   deps: Deps & { close(): Promise<void> };
@@ -29,7 +29,7 @@ export async function startHarness(overrides: Partial<Config> = {}): Promise<Har
     current(): Date { return this.frozen ? this.now : new Date(); },
   };
   const config = loadConfig(
-    { NODE_ENV: 'test', DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'silent' },
+    { NODE_ENV: 'test', DATABASE_URL: testDatabaseUrl(), REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'silent' },
     {
       secretsKey: 'ab'.repeat(32),
       redisPrefix: `test-${randomToken(8)}`,

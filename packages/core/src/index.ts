@@ -22,3 +22,5 @@ export * from './auth/tokens';
 export * from './auth/credentials';
 export * from './auth/sessions';
 export * from './deps';
+export * from './messaging';
+export * from './limits';

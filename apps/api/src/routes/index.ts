@@ -1,22 +1,27 @@
 import { Router } from 'express';
 import { accountContext } from '../http/account';
+import { enforceLimits } from '../http/limits';
 import { accountRouter } from './account';
 import { directoryRouter } from './directory';
 import { operationsRouter } from './jobs';
+import { approvalsRouter, messagingRouter } from './messaging';
 
 /**
  * The ONE router tree both hosts serve; authentication (the host's policy) runs before it.
- * Everything under /accounts/{accountId} first resolves the actor and the account's state.
+ * Everything under /accounts/{accountId} first resolves the actor and the account's state,
+ * then spends the seat's limits.
  */
-export function buildRouter(extraAccountRouters: Router[] = []): Router {
+export function buildRouter(): Router {
   const account = Router({ mergeParams: true });
   account.use(accountContext);
+  account.use(enforceLimits);
   account.use(accountRouter());
   account.use(directoryRouter());
   account.use(operationsRouter());
-  for (const r of extraAccountRouters) account.use(r);
+  account.use(messagingRouter());
 
   const root = Router();
   root.use('/accounts/:accountId', account);
+  root.use(approvalsRouter());
   return root;
 }
