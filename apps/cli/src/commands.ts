@@ -1,0 +1,122 @@
+import Joi from 'joi';
+import {
+  ACCOUNT_STATES, ALL_SCOPES, AppError, PLANS, ROLES, addMember, createAccount, createAgent, createApiKey, ensureUser,
+  getMemberByEmail, parseDuration, recordAudit, requireAccount, revokeCredential, setAccountPlan, setAccountState,
+  type AccountState, type Plan, type Role,
+} from '@teamchat/core';
+import type { Db } from '@teamchat/db';
+
+export interface Command {
+  summary: string;
+  usage: string;
+  options: Joi.ObjectSchema;
+  switches?: string[];
+  run(db: Db, o: Record<string, any>): Promise<Record<string, unknown>>;
+}
+
+const email = Joi.string().email({ tlds: false }).max(320);
+const password = Joi.string().min(8).max(200);
+const accountId = Joi.string().pattern(/^acct_[a-z0-9]+$/).message('--account must be an account id (acct_...)');
+const scopes = Joi.string()
+  .custom((value: string, helpers) => {
+    const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+    const unknown = list.filter((s) => !ALL_SCOPES.includes(s));
+    if (unknown.length) return helpers.message({ custom: `unknown scope(s): ${unknown.join(', ')}` });
+    return [...new Set(list)];
+  });
+
+async function memberOrFail(db: Db, account: string, who: string) {
+  await requireAccount(db, account);
+  const member = await getMemberByEmail(db, account, who);
+  if (!member) throw new AppError('not_found', `${who} is not a member of ${account}.`);
+  return member;
+}
+
+/** The operator commands: a stable contract (see README "Operator CLI"). */
+export const COMMANDS: Record<string, Command> = {
+  'account:create': {
+    summary: 'create an account and its owner',
+    usage: '--plan starter|pro|scale --owner-email E --owner-password P [--name N]',
+    options: Joi.object({
+      plan: Joi.string().valid(...PLANS).required(),
+      'owner-email': email.required(),
+      'owner-password': password.required(),
+      name: Joi.string().max(120),
+    }),
+    run: (db, o) => db.transaction((tx) => createAccount(tx, { plan: o.plan as Plan, ownerEmail: o['owner-email'], ownerPassword: o['owner-password'], name: o.name })),
+  },
+  'user:add': {
+    summary: 'give a person a seat in an account',
+    usage: '--account A --email E --password P --role owner|admin|member',
+    options: Joi.object({ account: accountId.required(), email: email.required(), password: password.required(), role: Joi.string().valid(...ROLES).required() }),
+    run: (db, o) =>
+      db.transaction(async (tx) => {
+        await requireAccount(tx, o.account);
+        const user = await ensureUser(tx, o.email, o.password);
+        const out = await addMember(tx, { accountId: o.account, userId: user.id, email: user.email, role: o.role as Role });
+        await recordAudit(tx, { accountId: o.account, action: 'member.added', via: 'cli', targetType: 'user', targetId: user.id, data: { role: o.role } });
+        return out;
+      }),
+  },
+  'key:create': {
+    summary: 'issue an API key for a member (shown only here)',
+    usage: '--account A --email E --scopes s1,s2 [--read-only] [--expires-in 30d]',
+    switches: ['read-only'],
+    options: Joi.object({
+      account: accountId.required(),
+      email: email.required(),
+      scopes: scopes.required(),
+      'read-only': Joi.boolean().default(false),
+      'expires-in': Joi.string().custom((v: string, h) => (parseDuration(v) === null ? h.message({ custom: '--expires-in must look like 30d, 12h or 45m' }) : v)),
+    }),
+    run: async (db, o) => {
+      const member = await memberOrFail(db, o.account, o.email);
+      const ms = o['expires-in'] ? parseDuration(o['expires-in']) : null;
+      return db.transaction((tx) =>
+        createApiKey(tx, {
+          accountId: o.account, userId: member.userId, identityId: member.identityId, role: member.role as Role,
+          scopes: o.scopes, readOnly: o['read-only'], expiresAt: ms ? new Date(Date.now() + ms) : undefined,
+        }),
+      );
+    },
+  },
+  'key:revoke': {
+    summary: 'revoke an API key or agent token',
+    usage: '--account A --key-id K',
+    options: Joi.object({ account: accountId.required(), 'key-id': Joi.string().pattern(/^key_[a-z0-9]+$/).required() }),
+    run: async (db, o) => {
+      await db.transaction((tx) => revokeCredential(tx, { accountId: o.account, credentialId: o['key-id'] }));
+      return { ok: true, key_id: o['key-id'] };
+    },
+  },
+  'agent:create': {
+    summary: "register an agent identity and issue its token, on the approver's seat",
+    usage: '--account A --name N --approved-by E --scopes s1,s2',
+    options: Joi.object({ account: accountId.required(), name: Joi.string().min(1).max(80).required(), 'approved-by': email.required(), scopes: scopes.required() }),
+    run: async (db, o) => {
+      const member = await memberOrFail(db, o.account, o['approved-by']);
+      const out = await db.transaction((tx) =>
+        createAgent(tx, { accountId: o.account, name: o.name, approvedByUserId: member.userId, approverRole: member.role as Role, scopes: o.scopes }),
+      );
+      return { identity_id: out.identity.id, token: out.token, scopes: out.scopes };
+    },
+  },
+  'account:set-state': {
+    summary: 'switch an account between active, read_only and suspended',
+    usage: '--account A --state active|read_only|suspended',
+    options: Joi.object({ account: accountId.required(), state: Joi.string().valid(...ACCOUNT_STATES).required() }),
+    run: async (db, o) => {
+      await db.transaction((tx) => setAccountState(tx, o.account, o.state as AccountState));
+      return { ok: true, account_id: o.account, state: o.state };
+    },
+  },
+  'account:set-plan': {
+    summary: "change an account's plan",
+    usage: '--account A --plan starter|pro|scale',
+    options: Joi.object({ account: accountId.required(), plan: Joi.string().valid(...PLANS).required() }),
+    run: async (db, o) => {
+      await db.transaction((tx) => setAccountPlan(tx, o.account, o.plan as Plan));
+      return { ok: true, account_id: o.account, plan: o.plan };
+    },
+  },
+};
