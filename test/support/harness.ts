@@ -3,7 +3,7 @@ import type { Express } from 'express';
 import { createApp } from '@teamchat/api/src/app';
 import {
   createAccount, createAgent, createApiKey, createDeps, getMemberByEmail, loadConfig, randomToken, waitReady,
-  addMember, ensureUser, type Config, type Deps, type Plan, type Role,
+  addMember, ensureUser, PLAN_LIMITS, type Config, type Deps, type Plan, type PlanLimits, type Role,
 } from '@teamchat/core';
 import { testDatabaseUrl, TEST_REDIS_URL } from './env';
 
@@ -15,6 +15,10 @@ export interface Harness {
   clock: { now: Date; set(d: Date): void; advance(ms: number): void };
   close(): Promise<void>;
 }
+
+/** The plan table with per-minute calls and daily units raised to 1,000,000 (other limits as in plans.ts). */
+const high = (p: Plan): PlanLimits => ({ ...PLAN_LIMITS[p], callsPerMinute: 1_000_000, unitsPerDay: 1_000_000 });
+export const UNLIMITED_PLANS: Readonly<Record<Plan, PlanLimits>> = Object.freeze({ starter: high('starter'), pro: high('pro'), scale: high('scale') });
 
 /**
  * Real apps on the real services: one deps set (pool, Redis), both hosts' apps, an injectable
@@ -35,6 +39,8 @@ export async function startHarness(overrides: Partial<Config> = {}): Promise<Har
       redisPrefix: `test-${randomToken(8)}`,
       publicApiUrl: 'http://api.test',
       publicWebUrl: 'http://web.test',
+      // Limits run on every account route but never bite unless a test lowers them.
+      planLimits: UNLIMITED_PLANS,
       ...overrides,
     },
   );

@@ -1,6 +1,172 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { rateLimit, type RateLimitInfo } from 'express-rate-limit';
+import { RedisStore, type RedisReply } from 'rate-limit-redis';
+import {
+  AppError, budgetExceeded, chargeUnits, readCost, seatOf, type Deps, type Plan, type UnitUsage,
+} from '@teamchat/core';
+import { actorOf, depsOf, locals } from './locals';
+
+/**
+ * Fair use on every route under /accounts/{accountId} (spec: Limits), after the account context:
+ *
+ * 1. Calls per minute per seat: express-rate-limit with its Redis store (shared by every API
+ *    process), keyed by seat, the limit from the account's plan. Over it: 429 rate_limited,
+ *    `scope: "seat_per_minute"`, Retry-After. IETF RateLimit-Policy / RateLimit (draft-8) on
+ *    every response that gets this far.
+ * 2. Daily call units (packages/core limits): a write costs 1, charged before the handler with
+ *    an atomic check. A read costs 1 per 16 KB of body, minimum 1, but its size is known only
+ *    once the body is built, so 1 unit is reserved (checked atomically) before the handler and
+ *    the rest is charged, unchecked, when the body reaches res.end, before the response goes out.
+ *    Spent: 429 budget_exceeded with `budget` and Retry-After.
+ *
+ * Both are skipped when config.limitsEnabled is false (benchmarks).
+ */
+
+const WINDOW_MS = 60_000;
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** What this request spent, for GET /accounts/{id} and the X-Call-Units-* headers. */
+export interface LimitsInfo {
+  minute?: RateLimitInfo;
+  units?: UnitUsage;
+}
+
+export function limitsOf(res: Response): LimitsInfo | undefined {
+  return res.locals.limits as LimitsInfo | undefined;
+}
+
+function plan(res: Response): Plan {
+  return locals(res).account!.plan as Plan;
+}
+
+/** The seat's key: a person in an account (the same person in two accounts has two seats). */
+function seatKey(res: Response): string {
+  const actor = actorOf(res);
+  return `${actor.accountId}:${actor.userId}`;
+}
+
+function buildMinuteLimiter(deps: Deps): RequestHandler {
+  const store = new RedisStore({
+    sendCommand: (command: string, ...args: string[]) => deps.redis.call(command, ...args) as Promise<RedisReply>,
+    prefix: `${deps.config.redisPrefix}:limits:minute:`,
+  });
+  // The store starts loading its scripts at construction and awaits them only on use; a
+  // failure there (Redis away) is retried on use, so it must not surface as an unhandled rejection.
+  const pending = store as unknown as { incrementScriptSha?: Promise<string>; getScriptSha?: Promise<string> };
+  pending.incrementScriptSha?.catch(() => undefined);
+  pending.getScriptSha?.catch(() => undefined);
+
+  return rateLimit({
+    windowMs: WINDOW_MS,
+    limit: (_req, res) => deps.config.planLimits[plan(res)].callsPerMinute,
+    keyGenerator: (_req, res) => seatKey(res),
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    store,
+    // Built on the first request of each deps set (buildRouter has no deps), see limiterFor.
+    validate: { creationStack: false },
+    handler: (req, _res, next) => {
+      const info = (req as Request & { rateLimit: RateLimitInfo }).rateLimit;
+      const seconds = info.resetTime ? Math.ceil((info.resetTime.getTime() - Date.now()) / 1000) : WINDOW_MS / 1000;
+      const retryAfter = Math.min(WINDOW_MS / 1000, Math.max(1, seconds));
+      next(new AppError(
+        'rate_limited',
+        `This seat made more than ${info.limit} calls in a minute; retry after ${retryAfter} s.`,
+        { scope: 'seat_per_minute', limit: info.limit, retry_after: retryAfter },
+        { 'Retry-After': String(retryAfter) },
+      ));
+    },
+  });
+}
+
+/**
+ * One limiter (and one Redis store) per deps set, shared by both hosts' apps of a process.
+ * Built lazily: routes are assembled without deps, and the producer Redis connection must be
+ * ready before the store loads its scripts.
+ */
+const limiters = new WeakMap<Deps, RequestHandler>();
+function limiterFor(deps: Deps): RequestHandler {
+  let limiter = limiters.get(deps);
+  if (!limiter) {
+    limiter = buildMinuteLimiter(deps);
+    limiters.set(deps, limiter);
+  }
+  return limiter;
+}
+
+function byteLength(chunk: unknown, encoding?: unknown): number {
+  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+  if (chunk instanceof Uint8Array) return chunk.byteLength;
+  return 0;
+}
+
+function setUnitHeaders(res: Response, cost: number, u: UnitUsage): void {
+  if (res.headersSent) return;
+  res.setHeader('X-Call-Units-Cost', String(cost));
+  res.setHeader('X-Call-Units-Remaining', String(u.remaining));
+}
+
+/**
+ * Counts the body's bytes as it is written; at res.end charges the read's cost beyond the
+ * reserved unit, then ends the response. Charging before the response leaves means a client
+ * that has its answer also sees its cost in the counter (and the X-Call-Units-* headers).
+ */
+function chargeReadAtEnd(req: Request, res: Response, reserved: UnitUsage): void {
+  const deps = depsOf(req);
+  let bytes = 0;
+  const write = res.write;
+  const end = res.end;
+  res.write = function (this: Response, chunk: unknown, ...rest: unknown[]) {
+    bytes += byteLength(chunk, rest[0]);
+    return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+  } as Response['write'];
+  res.end = function (this: Response, ...args: unknown[]) {
+    res.end = end;
+    const [chunk, encoding] = args;
+    if (typeof chunk !== 'function') bytes += byteLength(chunk, encoding);
+    const cost = readCost(bytes);
+    const finish = () => (end as (...a: unknown[]) => Response).apply(res, args);
+    if (cost === 1) {
+      setUnitHeaders(res, 1, reserved);
+      return finish();
+    }
+    const account = locals(res).account!;
+    chargeUnits({ ...seatOf(deps, account.id, account.plan as Plan, actorOf(res).userId), units: cost - 1, check: false })
+      .then((u) => {
+        (res.locals.limits as LimitsInfo).units = u;
+        setUnitHeaders(res, cost, u);
+      })
+      .catch((err: Error) => locals(res).log.error('charging a read failed', { error: err.message, units: cost - 1 }))
+      .finally(finish);
+    return res;
+  } as Response['end'];
+}
+
+async function spendUnits(req: Request, res: Response): Promise<void> {
+  const deps = depsOf(req);
+  const account = locals(res).account!;
+  const now = deps.now();
+  const charged = await chargeUnits({ ...seatOf(deps, account.id, account.plan as Plan, actorOf(res).userId), now, units: 1 });
+  if (!charged.allowed) throw budgetExceeded(charged, now);
+  (res.locals.limits as LimitsInfo).units = charged;
+  if (READ_METHODS.has(req.method)) chargeReadAtEnd(req, res, charged);
+  else setUnitHeaders(res, 1, charged);
+}
 
 /** Per-seat rate limit and daily call units; runs after the account context on every account route. */
-export function enforceLimits(_req: Request, _res: Response, next: NextFunction): void {
-  next();
+export function enforceLimits(req: Request, res: Response, next: NextFunction): void {
+  const deps = depsOf(req);
+  if (!deps.config.limitsEnabled) {
+    next();
+    return;
+  }
+  res.locals.limits = {} satisfies LimitsInfo;
+  void limiterFor(deps)(req, res, (err?: unknown) => {
+    if (err) {
+      next(err);
+      return;
+    }
+    (res.locals.limits as LimitsInfo).minute = (req as Request & { rateLimit?: RateLimitInfo }).rateLimit;
+    spendUnits(req, res).then(() => next(), next);
+  });
 }

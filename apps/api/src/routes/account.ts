@@ -1,26 +1,47 @@
 import { Router } from 'express';
-import { countSeats } from '@teamchat/core';
+import { countSeats, type Plan } from '@teamchat/core';
 import { requireScope } from '../http/account';
+import { limitsOf } from '../http/limits';
 import { actorOf, depsOf, locals } from '../http/locals';
 
 export function accountRouter(): Router {
   const router = Router({ mergeParams: true });
 
+  // The account, its plan, state and seats, and each limit with the caller's seat's use of it.
+  // Use figures come from this very call's limit checks (so they include this call's first
+  // unit); they are null when limits are not enforced (config.limitsEnabled false).
   router.get('/', requireScope('account:manage'), async (req, res) => {
     const deps = depsOf(req);
     const account = locals(res).account!;
-    const limits = deps.config.planLimits[account.plan as keyof typeof deps.config.planLimits];
+    const limits = deps.config.planLimits[account.plan as Plan];
+    const spent = limitsOf(res);
+    const seats = await countSeats(deps.database.db, account.id);
+    const minute = spent?.minute;
+    const units = spent?.units;
     res.json({
       id: account.id,
       name: account.name,
       plan: account.plan,
       state: account.state,
-      seats: await countSeats(deps.database.db, account.id),
+      seats,
       created_at: account.createdAt.toISOString(),
       limits: {
-        calls_per_minute: { limit: limits.callsPerMinute },
-        units_per_day: { limit: limits.unitsPerDay },
-        webhook_endpoints_per_seat: { limit: limits.webhookEndpointsPerSeat },
+        enforced: deps.config.limitsEnabled,
+        seat_user_id: actorOf(res).userId,
+        calls_per_minute: {
+          limit: limits.callsPerMinute,
+          used: minute ? minute.used : null,
+          remaining: minute ? minute.remaining : null,
+          resets_at: minute?.resetTime ? minute.resetTime.toISOString() : null,
+        },
+        units_per_day: {
+          limit: limits.unitsPerDay,
+          used: units ? units.used : null,
+          remaining: units ? units.remaining : null,
+          resets_at: units ? units.resetsAt.toISOString() : null,
+        },
+        // Summed for the account (limit × seats); counted by the webhooks feature once it lands.
+        webhook_endpoints_per_seat: { limit: limits.webhookEndpointsPerSeat, account_limit: limits.webhookEndpointsPerSeat * seats, used: null },
       },
       your_role: actorOf(res).role,
     });

@@ -1,2 +1,2 @@
-// Fair-use limits (per-seat rate limits, daily call units): filled by the limits issue.
-export {};
+// Fair-use limits: daily call units per seat (per-minute limits live in the API's middleware).
+export * from './units';
