@@ -1,0 +1,103 @@
+import request from 'supertest';
+import { createApiKey, getMemberByEmail } from '@teamchat/core';
+import { addPerson, bearer, newAccount, newKey, signInWeb, startHarness, type Harness } from '../../../../test/support/harness';
+
+let h: Harness;
+beforeAll(async () => { h = await startHarness(); });
+afterAll(async () => { await h.close(); });
+
+describe('Authentication rule 7: insufficient_scope, not_a_member, forbidden', () => {
+  test('a credential lacking the needed scope → 403 insufficient_scope', async () => {
+    const a = await newAccount(h);
+    const key = await newKey(h, a.accountId, a.owner.email, ['audit:read']);
+    for (const path of ['', '/members', '/identities', '/api-keys', '/jobs/job_x']) {
+      const res = await request(h.api).get(`/accounts/${a.accountId}${path}`).set(bearer(key));
+      expect(res.status).toBe(403);
+      expect(res.body.error.code).toBe('insufficient_scope');
+    }
+    const audit = await request(h.api).get(`/accounts/${a.accountId}/audit`).set(bearer(key));
+    expect(audit.status).toBe(200);
+  });
+
+  test("a key of another account → 403 not_a_member; nothing of that account is visible", async () => {
+    const a = await newAccount(h);
+    const b = await newAccount(h);
+    const keyA = await newKey(h, a.accountId, a.owner.email, ['account:manage', 'members:manage']);
+    for (const path of ['', '/members']) {
+      const res = await request(h.api).get(`/accounts/${b.accountId}${path}`).set(bearer(keyA));
+      expect(res.status).toBe(403);
+      expect(res.body.error.code).toBe('not_a_member');
+      expect(JSON.stringify(res.body)).not.toContain(b.owner.email);
+    }
+  });
+
+  test('an account that does not exist → 404 not_found (both hosts)', async () => {
+    const a = await newAccount(h);
+    const key = await newKey(h, a.accountId, a.owner.email, ['account:manage']);
+    const api = await request(h.api).get('/accounts/acct_doesnotexist').set(bearer(key));
+    expect(api.status).toBe(404);
+    expect(api.body.error.code).toBe('not_found');
+    const { agent } = await signInWeb(h, a.owner.email);
+    const web = await agent.get('/accounts/acct_doesnotexist');
+    expect(web.status).toBe(404);
+  });
+
+  test('a signed-in person without a seat in the account → 403 not_a_member', async () => {
+    const a = await newAccount(h);
+    const b = await newAccount(h);
+    const { agent } = await signInWeb(h, a.owner.email);
+    const res = await agent.get(`/accounts/${b.accountId}`);
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe('not_a_member');
+  });
+
+  test('a member whose role does not allow a scope, through the web → 403 forbidden', async () => {
+    const a = await newAccount(h);
+    const member = await addPerson(h, a.accountId, 'member');
+    const { agent, csrf } = await signInWeb(h, member.email);
+    // A member may register agents, but never with webhooks:manage (rule 8).
+    const res = await agent.post(`/accounts/${a.accountId}/identities`).set('X-CSRF-Token', csrf).send({ name: 'bot', scopes: ['webhooks:manage'] });
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe('forbidden');
+  });
+});
+
+describe("Authentication rule 8: webhooks:manage never on a member's credential", () => {
+  test('refused at key creation for a member, allowed for an admin', async () => {
+    const a = await newAccount(h);
+    const member = await addPerson(h, a.accountId, 'member');
+    const admin = await addPerson(h, a.accountId, 'admin');
+    const m = (await getMemberByEmail(h.deps.database.db, a.accountId, member.email))!;
+    await expect(
+      h.deps.database.db.transaction((tx) =>
+        createApiKey(tx, { accountId: a.accountId, userId: m.userId, identityId: m.identityId, role: 'member', scopes: ['webhooks:manage'], readOnly: false }),
+      ),
+    ).rejects.toMatchObject({ code: 'forbidden' });
+    const key = await newKey(h, a.accountId, admin.email, ['webhooks:manage']);
+    expect(key).toMatch(/^tc_key_/);
+  });
+
+  test('refused when a member key registers an agent with it', async () => {
+    const a = await newAccount(h);
+    const member = await addPerson(h, a.accountId, 'member');
+    const key = await newKey(h, a.accountId, member.email, ['identities:manage']);
+    const res = await request(h.api).post(`/accounts/${a.accountId}/identities`).set(bearer(key)).send({ name: 'bot', scopes: ['webhooks:manage'] });
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe('forbidden');
+  });
+});
+
+describe('Authentication rule 5: channels:read and channels:write always granted; a read-only key drops channels:write', () => {
+  test('the scopes a key carries', async () => {
+    const a = await newAccount(h);
+    await newKey(h, a.accountId, a.owner.email, ['credentials:manage']);
+    await newKey(h, a.accountId, a.owner.email, ['credentials:manage'], { readOnly: true });
+    const key = await newKey(h, a.accountId, a.owner.email, ['credentials:manage']);
+    const res = await request(h.api).get(`/accounts/${a.accountId}/api-keys`).set(bearer(key));
+    const [, readOnly, normal] = res.body.data;
+    expect(normal.scopes).toEqual(expect.arrayContaining(['channels:read', 'channels:write', 'credentials:manage']));
+    expect(readOnly.read_only).toBe(true);
+    expect(readOnly.scopes).toContain('channels:read');
+    expect(readOnly.scopes).not.toContain('channels:write');
+  });
+});

@@ -1,0 +1,152 @@
+import request from 'supertest';
+import { revokeCredential } from '@teamchat/core';
+import { PASSWORD, bearer, newAccount, newAgent, newKey, signInWeb, startHarness, uniqueEmail, type Harness } from '../../../../test/support/harness';
+
+let h: Harness;
+beforeAll(async () => { h = await startHarness(); });
+afterAll(async () => { await h.close(); });
+
+describe('Authentication rule 3: missing, unknown, expired or revoked credential → 401 unauthorized', () => {
+  test('missing credential', async () => {
+    const a = await newAccount(h);
+    const res = await request(h.api).get(`/accounts/${a.accountId}`);
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('unauthorized');
+  });
+
+  test('unknown key and malformed header', async () => {
+    const a = await newAccount(h);
+    const unknown = await request(h.api).get(`/accounts/${a.accountId}`).set(bearer('tc_key_doesnotexist000000000000000000000000000'));
+    expect(unknown.status).toBe(401);
+    const malformed = await request(h.api).get(`/accounts/${a.accountId}`).set('Authorization', 'Basic abc');
+    expect(malformed.status).toBe(401);
+    expect(malformed.body.error.code).toBe('unauthorized');
+  });
+
+  test('expired key', async () => {
+    const a = await newAccount(h);
+    const key = await newKey(h, a.accountId, a.owner.email, ['account:manage'], { expiresAt: new Date(Date.now() - 1000) });
+    const res = await request(h.api).get(`/accounts/${a.accountId}`).set(bearer(key));
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('unauthorized');
+  });
+
+  test('revoked key stops working at once', async () => {
+    const a = await newAccount(h);
+    const key = await newKey(h, a.accountId, a.owner.email, ['account:manage', 'credentials:manage']);
+    const ok = await request(h.api).get(`/accounts/${a.accountId}`).set(bearer(key));
+    expect(ok.status).toBe(200);
+    const list = await request(h.api).get(`/accounts/${a.accountId}/api-keys`).set(bearer(key));
+    await h.deps.database.db.transaction((tx) => revokeCredential(tx, { accountId: a.accountId, credentialId: list.body.data[0].id }));
+    const res = await request(h.api).get(`/accounts/${a.accountId}`).set(bearer(key));
+    expect(res.status).toBe(401);
+  });
+
+  test('agent tokens authenticate on the API host', async () => {
+    const a = await newAccount(h);
+    const agent = await newAgent(h, a.accountId, a.owner.email, ['identities:manage']);
+    const res = await request(h.api).get(`/accounts/${a.accountId}/identities`).set(bearer(agent.token));
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((i: { id: string }) => i.id)).toContain(agent.identity.id);
+  });
+});
+
+describe('Hosts rule 4: wrong-host use → 401 unauthorized, reason wrong_host, naming the host to use', () => {
+  test('an API key on the web host', async () => {
+    const a = await newAccount(h);
+    const key = await newKey(h, a.accountId, a.owner.email, ['account:manage']);
+    const res = await request(h.web).get(`/accounts/${a.accountId}`).set(bearer(key));
+    expect(res.status).toBe(401);
+    expect(res.body.error).toMatchObject({ code: 'unauthorized', reason: 'wrong_host', host: 'http://api.test' });
+  });
+
+  test('an agent token on the web host', async () => {
+    const a = await newAccount(h);
+    const agent = await newAgent(h, a.accountId, a.owner.email, []);
+    const res = await request(h.web).get(`/accounts/${a.accountId}`).set(bearer(agent.token));
+    expect(res.body.error).toMatchObject({ code: 'unauthorized', reason: 'wrong_host', host: 'http://api.test' });
+  });
+
+  test('a web session on the API host', async () => {
+    const a = await newAccount(h);
+    const { cookie } = await signInWeb(h, a.owner.email);
+    const res = await request(h.api).get(`/accounts/${a.accountId}`).set('Cookie', cookie);
+    expect(res.status).toBe(401);
+    expect(res.body.error).toMatchObject({ code: 'unauthorized', reason: 'wrong_host', host: 'http://web.test' });
+  });
+
+  test('signing in on the API host', async () => {
+    const a = await newAccount(h);
+    const res = await request(h.api).post('/auth/sign-in').send({ email: a.owner.email, password: PASSWORD });
+    expect(res.status).toBe(401);
+    expect(res.body.error).toMatchObject({ reason: 'wrong_host', host: 'http://web.test' });
+  });
+});
+
+describe('web sign-in, CSRF and sign-out', () => {
+  test('sign-in answers csrf_token, user and accounts, and sets an httpOnly SameSite cookie', async () => {
+    const a = await newAccount(h);
+    const res = await request(h.web).post('/auth/sign-in').send({ email: a.owner.email, password: PASSWORD });
+    expect(res.status).toBe(200);
+    expect(typeof res.body.csrf_token).toBe('string');
+    expect(res.body.user).toEqual({ id: a.owner.userId, email: a.owner.email });
+    expect(res.body.accounts).toEqual([expect.objectContaining({ id: a.accountId, role: 'owner', plan: 'pro', state: 'active' })]);
+    const cookie = (res.headers['set-cookie'] as unknown as string[])[0];
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Lax/i);
+  });
+
+  test('a wrong password and an unknown email answer the same', async () => {
+    const a = await newAccount(h);
+    const wrong = await request(h.web).post('/auth/sign-in').send({ email: a.owner.email, password: 'not the password' });
+    const unknown = await request(h.web).post('/auth/sign-in').send({ email: uniqueEmail('nobody'), password: 'not the password' });
+    expect(wrong.status).toBe(401);
+    expect(unknown.status).toBe(401);
+    expect(wrong.body).toEqual(unknown.body);
+  });
+
+  test('a web request that changes state needs X-CSRF-Token (403 forbidden, reason csrf)', async () => {
+    const a = await newAccount(h);
+    const { agent, csrf } = await signInWeb(h, a.owner.email);
+    const missing = await agent.post(`/accounts/${a.accountId}/identities`).send({ name: 'bot' });
+    expect(missing.status).toBe(403);
+    expect(missing.body.error).toMatchObject({ code: 'forbidden', reason: 'csrf' });
+    const wrong = await agent.post(`/accounts/${a.accountId}/identities`).set('X-CSRF-Token', 'nope').send({ name: 'bot' });
+    expect(wrong.body.error).toMatchObject({ code: 'forbidden', reason: 'csrf' });
+    const ok = await agent.post(`/accounts/${a.accountId}/identities`).set('X-CSRF-Token', csrf).send({ name: 'bot' });
+    expect(ok.status).toBe(201);
+    // Reads need no CSRF token.
+    const read = await agent.get(`/accounts/${a.accountId}/identities`);
+    expect(read.status).toBe(200);
+  });
+
+  test('sign-out ends the session on the server: the old cookie is refused', async () => {
+    const a = await newAccount(h);
+    const { agent, csrf, cookie } = await signInWeb(h, a.owner.email);
+    expect((await agent.get(`/accounts/${a.accountId}`)).status).toBe(200);
+    const out = await agent.post('/auth/sign-out').set('X-CSRF-Token', csrf);
+    expect(out.status).toBe(200);
+    const replay = await request(h.web).get(`/accounts/${a.accountId}`).set('Cookie', cookie);
+    expect(replay.status).toBe(401);
+    expect(replay.body.error.code).toBe('unauthorized');
+  });
+
+  test('sign-in validates its body', async () => {
+    const res = await request(h.web).post('/auth/sign-in').send({ email: 'not-an-email' });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('invalid_request');
+  });
+});
+
+describe('Hosts rule 5: every response carries X-Request-Id', () => {
+  test('generated when absent, echoed when sane, replaced when not', async () => {
+    const plain = await request(h.api).get('/accounts/acct_x');
+    expect(plain.headers['x-request-id']).toMatch(/^req_/);
+    const echoed = await request(h.api).get('/accounts/acct_x').set('X-Request-Id', 'trace-1234567890');
+    expect(echoed.headers['x-request-id']).toBe('trace-1234567890');
+    const insane = await request(h.api).get('/accounts/acct_x').set('X-Request-Id', 'bad id with spaces <script>');
+    expect(insane.headers['x-request-id']).toMatch(/^req_/);
+    const web = await request(h.web).get('/nowhere');
+    expect(web.headers['x-request-id']).toBeTruthy();
+  });
+});
