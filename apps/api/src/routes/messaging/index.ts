@@ -1,11 +1,15 @@
 import { Router } from 'express';
+import { channelsRouter } from './channels';
+import { dmsRouter } from './dms';
+import { messagesRouter } from './messages';
+
+export { approvalsRouter } from './approvals';
 
 /** Channels, messages, threads, reactions and DMs under /accounts/{accountId}. */
 export function messagingRouter(): Router {
-  return Router({ mergeParams: true });
-}
-
-/** Top-level /approvals/{id} routes (web session only). */
-export function approvalsRouter(): Router {
-  return Router();
+  const router = Router({ mergeParams: true });
+  router.use(channelsRouter());
+  router.use(messagesRouter());
+  router.use(dmsRouter());
+  return router;
 }

@@ -1,0 +1,29 @@
+import type { Request } from 'express';
+import Joi from 'joi';
+import { AppError, TS_PATTERN, parseTs } from '@teamchat/core';
+
+/** Path ids: a malformed channel id simply finds nothing (404); a malformed ts is a 400. */
+export const channelIdParam = Joi.string().max(80).required();
+export const tsParam = Joi.string().pattern(TS_PATTERN).required()
+  .messages({ 'string.pattern.base': '{{#label}} must look like "1700000000.000001"' });
+
+/**
+ * If-Match carries an ETag from a GET or a write answer: `"3"` (also accepted: `W/"3"`, `3`).
+ * `*` means "any version". Returns the expected version, or undefined when absent or `*`.
+ */
+export function ifMatchVersion(req: Request): number | undefined {
+  const raw = req.get('if-match');
+  if (raw === undefined || raw.trim() === '*') return undefined;
+  const m = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(raw);
+  if (!m) throw new AppError('invalid_request', 'If-Match must be an ETag from this API, like "3".', { field: 'If-Match' });
+  return Number(m[1]);
+}
+
+/** Decodes a ts-keyset cursor value (a string of microseconds, so it stays JSON-safe). */
+export function tsKeyset(after: unknown): bigint | null {
+  if (after === null) return null;
+  if (typeof after !== 'string' || !/^\d{1,20}$/.test(after)) throw new AppError('invalid_cursor', 'The cursor is malformed.');
+  return BigInt(after);
+}
+
+export { parseTs };

@@ -1,0 +1,62 @@
+import { and, eq, identities, inArray, messages, sql, type Executor } from '@teamchat/db';
+import { AppError } from '../../errors';
+import type { Actor } from '../../principal';
+import type { Attachment } from '../content';
+import { recordEvent } from '../events';
+import { parseMentions } from '../mentions';
+import type { MessageRow } from '../views';
+import { assertMayChange, loadMessage } from './load';
+import { messageContent, messagePointers } from './post-message';
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * Edits a message's text, attachments or links (author or owner/admin). `expectedVersion`
+ * (If-Match or body `version`) that no longer matches → 409 edit_conflict. A real change bumps
+ * `version`, re-parses mentions (no new mention events) and raises message.edited; a PATCH that
+ * changes nothing returns the message as it is.
+ */
+export async function editMessage(
+  tx: Executor,
+  input: {
+    actor: Actor; channelId: string; tsMicros: bigint; expectedVersion?: number;
+    text?: string; attachments?: Attachment[]; links?: string[];
+  },
+): Promise<MessageRow> {
+  const { actor } = input;
+  const { channel, message } = await loadMessage(tx, { ...input, forUpdate: true });
+  assertMayChange(actor, message, 'edit');
+  if (input.expectedVersion !== undefined && input.expectedVersion !== message.version) {
+    throw new AppError('edit_conflict', 'The message changed since you read it; read it again before editing.', { current_version: message.version });
+  }
+  const next = {
+    text: input.text ?? message.text,
+    attachments: input.attachments ?? (message.attachments as Attachment[]),
+    links: input.links ?? (message.links as string[]),
+  };
+  if (next.text === message.text && same(next.attachments, message.attachments) && same(next.links, message.links)) return message;
+  if (next.text.trim() === '' && next.attachments.length === 0) {
+    throw new AppError('invalid_request', 'A message needs text or at least one attachment.', { field: 'text' });
+  }
+  const changes: Partial<MessageRow> = { text: next.text, attachments: next.attachments, links: next.links };
+  if (next.text !== message.text) {
+    const parsed = parseMentions(next.text);
+    const known = parsed.identityIds.length
+      ? (await tx.select({ id: identities.id }).from(identities)
+          .where(and(eq(identities.accountId, actor.accountId), inArray(identities.id, parsed.identityIds)))).map((r) => r.id)
+      : [];
+    changes.mentions = parsed.identityIds.filter((id) => known.includes(id));
+    changes.broadcast = parsed.broadcast !== null;
+  }
+  const [row] = await tx
+    .update(messages)
+    .set({ ...changes, version: sql`${messages.version} + 1`, editedAt: sql`now()` })
+    .where(and(eq(messages.channelId, message.channelId), eq(messages.tsMicros, message.tsMicros)))
+    .returning();
+  await recordEvent(tx, {
+    type: 'message.edited',
+    accountId: actor.accountId,
+    data: { ...messagePointers(row, channel.kind as 'channel' | 'dm'), version: row.version, edited_by: actor.identityId, content: messageContent(row) },
+  });
+  return row;
+}
