@@ -68,4 +68,4 @@ export async function eventsOf(h: Harness, accountId: string) {
   return h.deps.database.db.select().from(events).where(eq(events.accountId, accountId)).orderBy(asc(events.seq));
 }
 
-export const byType = (rows: Array<{ type: string }>, type: string) => rows.filter((r) => r.type === type);
+export const byType = <R extends { type: string }>(rows: R[], type: string): R[] => rows.filter((r) => r.type === type);
