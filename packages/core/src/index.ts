@@ -24,3 +24,4 @@ export * from './auth/sessions';
 export * from './deps';
 export * from './messaging';
 export * from './limits';
+export * from './search/search-messages';

@@ -5,6 +5,7 @@ import { accountRouter } from './account';
 import { directoryRouter } from './directory';
 import { operationsRouter } from './jobs';
 import { approvalsRouter, messagingRouter } from './messaging';
+import { searchRouter } from './search';
 
 /**
  * The ONE router tree both hosts serve; authentication (the host's policy) runs before it.
@@ -19,6 +20,7 @@ export function buildRouter(): Router {
   account.use(directoryRouter());
   account.use(operationsRouter());
   account.use(messagingRouter());
+  account.use(searchRouter());
 
   const root = Router();
   root.use('/accounts/:accountId', account);
