@@ -34,6 +34,17 @@ export interface PostMessageInput {
  */
 export async function postMessage(tx: Executor, input: PostMessageInput): Promise<MessageRow> {
   const { actor } = input;
+  // Work that needs no ts runs before the channel row is locked: the lock is held until commit.
+  const parsed = parseMentions(input.text);
+  const mentioned = parsed.identityIds.length
+    ? (await tx
+        .select({ id: identities.id })
+        .from(identities)
+        .where(and(eq(identities.accountId, actor.accountId), inArray(identities.id, parsed.identityIds)))).map((r) => r.id)
+    : [];
+  // Keep the order of first appearance in the text.
+  const mentions = parsed.identityIds.filter((id) => mentioned.includes(id));
+
   const allocated = await allocateTs(tx, { accountId: actor.accountId, channelId: input.channelId, identityId: actor.identityId });
   if (!allocated) throw await explainNoAccess(tx, actor, input.channelId);
   const { tsMicros, kind } = allocated;
@@ -51,16 +62,6 @@ export async function postMessage(tx: Executor, input: PostMessageInput): Promis
     if (!row) throw errors.invalid('thread_ts does not name a message in this channel.', { field: 'thread_ts' });
     parent = { tsMicros: BigInt(row.ts_micros), author: row.author_identity_id };
   }
-
-  const parsed = parseMentions(input.text);
-  const mentioned = parsed.identityIds.length
-    ? (await tx
-        .select({ id: identities.id })
-        .from(identities)
-        .where(and(eq(identities.accountId, actor.accountId), inArray(identities.id, parsed.identityIds)))).map((r) => r.id)
-    : [];
-  // Keep the order of first appearance in the text.
-  const mentions = parsed.identityIds.filter((id) => mentioned.includes(id));
 
   const [message] = await tx
     .insert(messages)
