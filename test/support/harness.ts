@@ -11,8 +11,8 @@ export interface Harness {
   deps: Deps & { close(): Promise<void> };
   api: Express;
   web: Express;
-  /** the clock every part of this harness reads; tests move it with `clock.set` */
-  clock: { now: Date; set(d: Date): void; advance(ms: number): void };
+  /** the clock every part of this harness reads; tests move it with `set`/`advance` and go back to real time with `reset` */
+  clock: { now: Date; set(d: Date): void; advance(ms: number): void; reset(): void };
   close(): Promise<void>;
 }
 
@@ -30,6 +30,7 @@ export async function startHarness(overrides: Partial<Config> = {}): Promise<Har
     frozen: false,
     set(d: Date) { this.now = d; this.frozen = true; },
     advance(ms: number) { this.now = new Date(this.current().getTime() + ms); this.frozen = true; },
+    reset() { this.frozen = false; },
     current(): Date { return this.frozen ? this.now : new Date(); },
   };
   const config = loadConfig(
@@ -50,7 +51,7 @@ export async function startHarness(overrides: Partial<Config> = {}): Promise<Har
   const web = createApp(deps, 'web');
   return {
     deps, api, web,
-    clock: { get now() { return clock.current(); }, set: (d) => clock.set(d), advance: (ms) => clock.advance(ms) },
+    clock: { get now() { return clock.current(); }, set: (d) => clock.set(d), advance: (ms) => clock.advance(ms), reset: () => clock.reset() },
     close: () => deps.close(),
   };
 }

@@ -16,7 +16,7 @@ export function authRouter(): Router {
       const deps = depsOf(req);
       const { email, password } = locals(res).valid.body;
       const result = await deps.database.db.transaction((tx) =>
-        signIn(tx, { email, password, ttlHours: deps.config.sessionTtlHours, requestId: locals(res).requestId }),
+        signIn(tx, { email, password, ttlHours: deps.config.sessionTtlHours, now: deps.now(), requestId: locals(res).requestId }),
       );
       res.cookie(SESSION_COOKIE, result.token, {
         httpOnly: true,

@@ -150,3 +150,19 @@ describe('Hosts rule 5: every response carries X-Request-Id', () => {
     expect(web.headers['x-request-id']).toBeTruthy();
   });
 });
+
+describe('web session lifetime follows the service clock', () => {
+  test('a session expires after SESSION_TTL_HOURS, and one signed in at a moved clock works at that clock', async () => {
+    const a = await newAccount(h);
+    h.clock.advance(30 * 24 * 3600 * 1000);
+    try {
+      const { agent } = await signInWeb(h, a.owner.email);
+      expect((await agent.get(`/accounts/${a.accountId}`)).status).toBe(200);
+      h.clock.advance(h.deps.config.sessionTtlHours * 3600 * 1000 + 1000);
+      const expired = await agent.get(`/accounts/${a.accountId}`);
+      expect(expired.status).toBe(401);
+    } finally {
+      h.clock.reset();
+    }
+  });
+});

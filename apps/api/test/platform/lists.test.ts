@@ -96,7 +96,7 @@ describe('cursors: malformed, expired or foreign → 400 invalid_cursor', () => 
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('invalid_cursor');
     } finally {
-      h.clock.set(new Date());
+      h.clock.reset();
     }
   });
 

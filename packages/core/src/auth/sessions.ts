@@ -21,14 +21,14 @@ export interface SignInResult {
 /** Same answer, and about the same time, for an unknown email and a wrong password. */
 export async function signIn(
   tx: Executor,
-  input: { email: string; password: string; ttlHours: number; requestId?: string },
+  input: { email: string; password: string; ttlHours: number; now: Date; requestId?: string },
 ): Promise<SignInResult> {
   const user = await findUserByEmail(tx, input.email);
   const ok = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
   if (!user || !ok) throw errors.unauthorized('The email or password is wrong.');
   const token = newSecret('web_session');
   const csrfToken = randomToken(40);
-  const expiresAt = new Date(Date.now() + input.ttlHours * 3_600_000);
+  const expiresAt = new Date(input.now.getTime() + input.ttlHours * 3_600_000);
   const sessionId = newId('session');
   await tx.insert(webSessions).values({ id: sessionId, userId: user.id, tokenHash: hashSecret(token), csrfHash: hashSecret(csrfToken), expiresAt });
   const memberships = await tx
