@@ -1,4 +1,5 @@
-import { and, auditRecords, desc, eq, lt, type Executor } from '@teamchat/db';
+import { and, auditRecords, eq, type Executor } from '@teamchat/db';
+import { seqKeyset } from './pagination';
 import { newId } from './ids';
 import type { Actor } from './principal';
 
@@ -47,10 +48,6 @@ export function toAuditView(row: AuditRow) {
 
 /** Newest first; keyset on seq. */
 export async function listAudit(db: Executor, accountId: string, page: { limit: number; after: number | null }) {
-  return db
-    .select()
-    .from(auditRecords)
-    .where(and(eq(auditRecords.accountId, accountId), page.after === null ? undefined : lt(auditRecords.seq, page.after)))
-    .orderBy(desc(auditRecords.seq))
-    .limit(page.limit + 1);
+  const k = seqKeyset(auditRecords.seq, page.after, 'desc');
+  return db.select().from(auditRecords).where(and(eq(auditRecords.accountId, accountId), k.after)).orderBy(k.order).limit(page.limit + 1);
 }

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { asc, desc, gt, lt, type AnyColumn } from '@teamchat/db';
 
 /** `?limit=` 1..200, default 50; `?cursor=` opaque. */
 export const LIST_LIMIT_DEFAULT = 50;
@@ -30,5 +31,16 @@ export function toPage<R, V>(
   return {
     data: kept.map(view),
     next_cursor: more ? cursorFor(keyOf(kept[kept.length - 1])) : null,
+  };
+}
+
+/**
+ * The keyset half of a list query over a unique, immutable `seq` column: the condition that
+ * continues after the cursor's row, and the order. Every `seq`-ordered list uses it.
+ */
+export function seqKeyset(column: AnyColumn, after: number | null, direction: 'asc' | 'desc') {
+  return {
+    after: after === null ? undefined : direction === 'asc' ? gt(column, after) : lt(column, after),
+    order: direction === 'asc' ? asc(column) : desc(column),
   };
 }

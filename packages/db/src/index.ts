@@ -3,3 +3,4 @@ export * from './migrate';
 export * as schema from './schema';
 export * from './schema';
 export { sql, eq, and, or, lt, gt, lte, gte, desc, asc, inArray, isNull, isNotNull, ne } from 'drizzle-orm';
+export type { AnyColumn } from 'drizzle-orm';

@@ -1,4 +1,5 @@
-import { and, asc, eq, gt, identities, members, users, type Executor } from '@teamchat/db';
+import { and, eq, identities, members, users, type Executor } from '@teamchat/db';
+import { seqKeyset } from '../pagination';
 import { errors } from '../errors';
 import type { Actor, Principal } from '../principal';
 import { roleAllows, sessionScopes, type Role } from '../scopes';
@@ -39,12 +40,13 @@ export async function resolveActor(
 
 /** Account members, oldest first; keyset on seq. */
 export async function listMembers(db: Executor, accountId: string, page: { limit: number; after: number | null }) {
+  const k = seqKeyset(members.seq, page.after, 'asc');
   const rows = await db
     .select({ seq: members.seq, userId: members.userId, identityId: members.identityId, role: members.role, email: users.email, createdAt: members.createdAt })
     .from(members)
     .innerJoin(users, eq(users.id, members.userId))
-    .where(and(eq(members.accountId, accountId), page.after === null ? undefined : gt(members.seq, page.after)))
-    .orderBy(asc(members.seq))
+    .where(and(eq(members.accountId, accountId), k.after))
+    .orderBy(k.order)
     .limit(page.limit + 1);
   return rows;
 }
@@ -70,12 +72,8 @@ export function toIdentityView(row: IdentityRow) {
 
 /** People's and agents' identities, oldest first; keyset on seq. */
 export function listIdentities(db: Executor, accountId: string, page: { limit: number; after: number | null }) {
-  return db
-    .select()
-    .from(identities)
-    .where(and(eq(identities.accountId, accountId), page.after === null ? undefined : gt(identities.seq, page.after)))
-    .orderBy(asc(identities.seq))
-    .limit(page.limit + 1);
+  const k = seqKeyset(identities.seq, page.after, 'asc');
+  return db.select().from(identities).where(and(eq(identities.accountId, accountId), k.after)).orderBy(k.order).limit(page.limit + 1);
 }
 
 export async function getIdentity(db: Executor, accountId: string, identityId: string) {

@@ -1,4 +1,5 @@
-import { and, credentials, desc, eq, identities, lt, sql, type Executor } from '@teamchat/db';
+import { and, credentials, eq, identities, sql, type Executor } from '@teamchat/db';
+import { seqKeyset } from '../pagination';
 import { recordAudit } from '../audit';
 import { hashSecret } from '../crypto';
 import { errors } from '../errors';
@@ -105,11 +106,7 @@ export function toCredentialView(row: CredentialRow) {
 
 /** Newest first; keyset on seq. */
 export function listCredentials(db: Executor, accountId: string, page: { limit: number; after: number | null }) {
-  return db
-    .select()
-    .from(credentials)
-    .where(and(eq(credentials.accountId, accountId), page.after === null ? undefined : lt(credentials.seq, page.after)))
-    .orderBy(desc(credentials.seq))
-    .limit(page.limit + 1);
+  const k = seqKeyset(credentials.seq, page.after, 'desc');
+  return db.select().from(credentials).where(and(eq(credentials.accountId, accountId), k.after)).orderBy(k.order).limit(page.limit + 1);
 }
 
