@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { startHarness, type Harness } from '../../../../test/support/harness';
+import { signInWeb, startHarness, type Harness } from '../../../../test/support/harness';
 import { addToChannel, byType, eventsOf, makeChannel, memberCaller, messagingAccount, post } from '../../../../test/support/messaging';
 
 let h: Harness;
@@ -128,6 +128,34 @@ describe('Messages (spec: Endpoints / Messages)', () => {
     expect(e2.body.version).toBe(3);
     const list = await a.ownerApi.get(`/channels/${ch}/messages`);
     expect(list.body.data[0]).toMatchObject({ text: 'v3', version: 3 });
+  });
+
+  test('Decision "Edits": two concurrent edits from the same version: one wins, the other gets 409 edit_conflict', async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
+    const m = await post(a.ownerApi, ch, { text: 'base' });
+    const [x, y] = await Promise.all(['from x', 'from y'].map((text) =>
+      a.ownerApi.patch(`/channels/${ch}/messages/${m.ts}`, { text }).set('If-Match', '"1"')));
+    expect([x.status, y.status].sort()).toEqual([200, 409]);
+    const winner = x.status === 200 ? x : y;
+    const list = await a.ownerApi.get(`/channels/${ch}/messages`);
+    expect(list.body.data[0]).toMatchObject({ text: winner.body.text, version: 2 });
+  });
+
+  test('threads: deleting a root (web session) leaves its replies readable; deleting a reply lowers reply_count', async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
+    const root = await post(a.ownerApi, ch, { text: 'root' });
+    const r1 = await post(a.ownerApi, ch, { text: 'r1', thread_ts: root.ts });
+    await post(a.ownerApi, ch, { text: 'r2', thread_ts: root.ts });
+    const { agent, csrf } = await signInWeb(h, a.owner.email);
+    const base = `/accounts/${a.accountId}/channels/${ch}`;
+    await agent.delete(`${base}/messages/${r1.ts}`).set('X-CSRF-Token', csrf).expect(204);
+    expect((await a.ownerApi.get(`/channels/${ch}/threads/${root.ts}`)).body.data.map((m: { text: string; reply_count: number }) => [m.text, m.reply_count]))
+      .toEqual([['root', 1], ['r2', 0]]);
+    await agent.delete(`${base}/messages/${root.ts}`).set('X-CSRF-Token', csrf).expect(204);
+    expect((await a.ownerApi.get(`/channels/${ch}/threads/${root.ts}`)).body.data.map((m: { text: string }) => m.text)).toEqual(['r2']);
+    expect((await a.ownerApi.get(`/channels/${ch}/messages`)).body.data).toEqual([]);
   });
 
   test('Decision "Edits": an edit by someone else is refused (403 forbidden); an admin may edit', async () => {
