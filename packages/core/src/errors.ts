@@ -54,7 +54,13 @@ export const errors = {
     new AppError('insufficient_scope', `This credential lacks the ${scope} scope.`, { required_scope: scope }),
 };
 
-/** PostgreSQL unique_violation, mapped to 409 in one place (the error handler). */
+/**
+ * PostgreSQL unique_violation, mapped to 409 in one place (the error handler). Drizzle wraps the
+ * driver's error in a DrizzleQueryError, so the code may be on `cause`.
+ */
 export function isUniqueViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: string }).code === '23505';
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 3; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { code?: string }).code === '23505') return true;
+  }
+  return false;
 }

@@ -1,5 +1,6 @@
 import express from 'express';
 import request from 'supertest';
+import { eq, users } from '@teamchat/db';
 import { errorHandler } from '../../src/http/error-handler';
 import { requestContext } from '../../src/http/request-id';
 import { bearer, newAccount, newKey, startHarness, type Harness } from '../../../../test/support/harness';
@@ -74,5 +75,22 @@ describe('Errors: a 5xx is 500 internal with status_url and the request id, neve
     expect(res.status).toBe(500);
     expect(res.body.error).toMatchObject({ code: 'internal', status_url: 'http://web.test/status', request_id: res.headers['x-request-id'] });
     expect(JSON.stringify(res.body)).not.toMatch(/secret internals|app\.ts|at /);
+  });
+});
+
+describe('Errors: a unique-constraint violation that escapes a use case is 409 conflict, not 500', () => {
+  test('a duplicate insert through Drizzle', async () => {
+    const app = express();
+    app.set('deps', h.deps);
+    app.use(requestContext('api'));
+    app.get('/dup', async () => {
+      const a = await newAccount(h);
+      const [owner] = await h.deps.database.db.select().from(users).where(eq(users.id, a.owner.userId));
+      await h.deps.database.db.insert(users).values({ ...owner, id: `${owner.id}x` });
+    });
+    app.use(errorHandler);
+    const res = await request(app).get('/dup');
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('conflict');
   });
 });
