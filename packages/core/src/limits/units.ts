@@ -37,7 +37,7 @@ return {1, used}
 const CHARGE_SHA = createHash('sha1').update(CHARGE_SCRIPT).digest('hex');
 
 export interface UnitUsage {
-  /** units spent today (may pass `limit` by the tail of one large read, see docs/limits.md) */
+  /** units spent today (may pass `limit` by the tail of one large read, see docs/api.md "Fair-use limits") */
   used: number;
   limit: number;
   remaining: number;

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 
 /**
- * Content limits, enforced at the edge with 400 invalid_request (docs/api-messaging.md).
+ * Content limits, enforced at the edge with 400 invalid_request (docs/api.md "Content limits").
  * Text is capped in UTF-8 bytes so that any message fits a `text`-mode webhook body as posted.
  */
 export const CONTENT_LIMITS = {
