@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import {
   ACCOUNT_STATES, ALL_SCOPES, AppError, PLANS, ROLES, addMember, createAccount, createAgent, createApiKey, ensureUser,
-  getMemberByEmail, parseDuration, recordAudit, requireAccount, revokeCredential, setAccountPlan, setAccountState,
+  getMemberByEmail, parseDuration, recordAudit, requireAccount, revokeCredential, setAccountPlan, setAccountState, setMemberRole,
   type AccountState, type Plan, type Role,
 } from '@teamchat/core';
 import type { Db } from '@teamchat/db';
@@ -57,6 +57,16 @@ export const COMMANDS: Record<string, Command> = {
         await recordAudit(tx, { accountId: o.account, action: 'member.added', via: 'cli', targetType: 'user', targetId: user.id, data: { role: o.role } });
         return out;
       }),
+  },
+  'user:set-role': {
+    summary: "change a member's role (recorded in the audit log)",
+    usage: '--account A --email E --role owner|admin|member',
+    options: Joi.object({ account: accountId.required(), email: email.required(), role: Joi.string().valid(...ROLES).required() }),
+    run: async (db, o) => {
+      const member = await memberOrFail(db, o.account, o.email);
+      const out = await db.transaction((tx) => setMemberRole(tx, { accountId: o.account, userId: member.userId, role: o.role as Role }));
+      return { ...out, email: member.email };
+    },
   },
   'key:create': {
     summary: 'issue an API key for a member (shown only here)',

@@ -45,6 +45,9 @@ test('the whole operator flow with --json prints exactly one JSON object per com
   const added = one((await admin('user:add', '--account', A, '--email', member, '--password', 'password-2', '--role', 'member', '--json')).stdout);
   expect(added).toEqual({ user_id: expect.any(String), identity_id: expect.any(String), email: member, role: 'member' });
 
+  const promoted = one((await admin('user:set-role', '--account', A, '--email', member, '--role', 'admin', '--json')).stdout);
+  expect(promoted).toMatchObject({ user_id: added.user_id, email: member, role: 'admin', previous_role: 'member' });
+
   const key = one((await admin('key:create', '--account', A, '--email', owner, '--scopes', 'account:manage,audit:read', '--read-only', '--expires-in', '30d', '--json')).stdout);
   expect(key).toEqual({ key_id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^tc_key_/), scopes: ['channels:read', 'audit:read', 'account:manage'] });
 

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { createApiKey, getMemberByEmail } from '@teamchat/core';
+import { createApiKey, getMemberByEmail, setMemberRole } from '@teamchat/core';
 import { addPerson, bearer, newAccount, newKey, signInWeb, startHarness, type Harness } from '../../../../test/support/harness';
 
 let h: Harness;
@@ -75,6 +75,19 @@ describe("Authentication rule 8: webhooks:manage never on a member's credential"
     ).rejects.toMatchObject({ code: 'forbidden' });
     const key = await newKey(h, a.accountId, admin.email, ['webhooks:manage']);
     expect(key).toMatch(/^tc_key_/);
+  });
+
+  test("a credential follows its person's current role: demoted to member, it can no longer grant webhooks:manage", async () => {
+    const a = await newAccount(h);
+    const admin = await addPerson(h, a.accountId, 'admin');
+    const key = await newKey(h, a.accountId, admin.email, ['identities:manage']);
+    const url = `/accounts/${a.accountId}/identities`;
+    const before = await request(h.api).post(url).set(bearer(key)).send({ name: 'hooks-bot', scopes: ['webhooks:manage'] });
+    expect(before.status).toBe(201);
+    await h.deps.database.db.transaction((tx) => setMemberRole(tx, { accountId: a.accountId, userId: admin.user_id, role: 'member' }));
+    const after = await request(h.api).post(url).set(bearer(key)).send({ name: 'hooks-bot-2', scopes: ['webhooks:manage'] });
+    expect(after.status).toBe(403);
+    expect(after.body.error.code).toBe('forbidden');
   });
 
   test('refused when a member key registers an agent with it', async () => {

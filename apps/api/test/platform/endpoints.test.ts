@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { createJob, setAccountPlan, setAccountState } from '@teamchat/core';
+import { createJob, setAccountPlan, setAccountState, setMemberRole } from '@teamchat/core';
 import { startWorker, type RunningWorker } from '@teamchat/worker/src/worker';
 import { addPerson, bearer, newAccount, newAgent, newKey, signInWeb, startHarness, type Harness } from '../../../../test/support/harness';
 
@@ -113,9 +113,10 @@ test('a job of another account, or none, → 404', async () => {
 
 test('GET /audit records key creation and revocation, sign-ins, state, plan and role changes', async () => {
   const a = await newAccount(h);
-  await addPerson(h, a.accountId, 'admin');
+  const admin = await addPerson(h, a.accountId, 'admin');
   const key = await newKey(h, a.accountId, a.owner.email, ALL);
   await signInWeb(h, a.owner.email);
+  await h.deps.database.db.transaction((tx) => setMemberRole(tx, { accountId: a.accountId, userId: admin.user_id, role: 'member' }));
   await h.deps.database.db.transaction((tx) => setAccountPlan(tx, a.accountId, 'scale'));
   await h.deps.database.db.transaction((tx) => setAccountState(tx, a.accountId, 'read_only'));
   await h.deps.database.db.transaction((tx) => setAccountState(tx, a.accountId, 'active'));
@@ -123,8 +124,10 @@ test('GET /audit records key creation and revocation, sign-ins, state, plan and 
   expect(res.status).toBe(200);
   const actions = res.body.data.map((r: { action: string }) => r.action);
   expect(actions).toEqual(expect.arrayContaining([
-    'account.created', 'member.added', 'api_key.created', 'auth.signed_in', 'account.plan_changed', 'account.state_changed',
+    'account.created', 'member.added', 'api_key.created', 'auth.signed_in', 'member.role_changed', 'account.plan_changed', 'account.state_changed',
   ]));
+  const role = res.body.data.find((r: { action: string }) => r.action === 'member.role_changed');
+  expect(role).toMatchObject({ target: { type: 'user', id: admin.user_id }, data: { from: 'admin', to: 'member' } });
   // Newest first.
   expect(actions[0]).toBe('account.state_changed');
   const plan = res.body.data.find((r: { action: string }) => r.action === 'account.plan_changed');

@@ -3,6 +3,8 @@ import { AppError, errors } from '../errors';
 import { hashPassword, verifyPassword } from '../crypto';
 import { newId } from '../ids';
 import type { Role } from '../scopes';
+import type { Actor } from '../principal';
+import { recordAudit } from '../audit';
 
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 200;
@@ -56,4 +58,19 @@ export async function getMemberByEmail(db: Executor, accountId: string, email: s
   if (!user) return undefined;
   const member = await getMembership(db, accountId, user.id);
   return member ? { ...member, email: user.email } : undefined;
+}
+
+/** Changes a person's role in an account; recorded in the audit log in the same transaction. */
+export async function setMemberRole(
+  tx: Executor,
+  input: { accountId: string; userId: string; role: Role; actor?: Actor },
+): Promise<{ user_id: string; identity_id: string; role: Role; previous_role: Role }> {
+  const before = await getMembership(tx, input.accountId, input.userId);
+  if (!before) throw errors.notFound('member');
+  await tx.update(members).set({ role: input.role }).where(and(eq(members.accountId, input.accountId), eq(members.userId, input.userId)));
+  await recordAudit(tx, {
+    accountId: input.accountId, action: 'member.role_changed', actor: input.actor, via: 'cli',
+    targetType: 'user', targetId: input.userId, data: { from: before.role, to: input.role },
+  });
+  return { user_id: input.userId, identity_id: before.identityId, role: input.role, previous_role: before.role as Role };
 }
