@@ -1,10 +1,9 @@
-import { and, eq, identities, members, users, type Executor } from '@teamchat/db';
+import { accounts, and, eq, identities, members, users, type Executor } from '@teamchat/db';
 import { seqKeyset } from '../pagination';
 import { errors } from '../errors';
 import type { Actor, Principal } from '../principal';
 import { roleAllows, sessionScopes, type Role } from '../scopes';
-import { getAccount, type AccountRow } from './accounts';
-import { getMembership } from './people';
+import type { AccountRow } from './accounts';
 
 /**
  * Resolves who the caller is inside the account of the path. Unknown account → 404; a
@@ -17,12 +16,17 @@ export async function resolveActor(
   accountId: string,
   requestId?: string,
 ): Promise<{ account: AccountRow; actor: Actor }> {
-  const account = await getAccount(db, accountId);
-  if (!account) throw errors.notFound('account');
+  // One round trip: the account and the caller's seat in it (if any).
+  const [row] = await db
+    .select({ account: accounts, role: members.role, identityId: members.identityId })
+    .from(accounts)
+    .leftJoin(members, and(eq(members.accountId, accounts.id), eq(members.userId, principal.userId)))
+    .where(eq(accounts.id, accountId));
+  if (!row) throw errors.notFound('account');
+  const { account, role: memberRole, identityId } = row;
   if (principal.accountId && principal.accountId !== accountId) throw errors.notAMember('account');
-  const membership = await getMembership(db, accountId, principal.userId);
-  if (!membership) throw errors.notAMember('account');
-  const role = membership.role as Role;
+  if (!memberRole || !identityId) throw errors.notAMember('account');
+  const role = memberRole as Role;
   const scopes = principal.scopes ? principal.scopes.filter((s) => roleAllows(role, s)) : sessionScopes(role);
   return {
     account,
@@ -30,7 +34,7 @@ export async function resolveActor(
       principal,
       accountId,
       userId: principal.userId,
-      identityId: principal.identityId ?? membership.identityId,
+      identityId: principal.identityId ?? identityId,
       role,
       scopes: new Set(scopes),
       requestId,
