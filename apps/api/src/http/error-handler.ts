@@ -29,8 +29,9 @@ export function errorHandler(err: unknown, req: Request, res: Response, _next: N
     body.request_id = l.requestId;
     body.status_url = `${depsOf(req).config.publicWebUrl}/status`;
   }
-  for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
+  // A failure after the response started (a stream, a late charge) can only be logged.
   if (res.headersSent) return;
+  for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
   res.status(appError.status).json({ error: body });
 }
 
