@@ -25,3 +25,4 @@ export * from './deps';
 export * from './messaging';
 export * from './limits';
 export * from './search/search-messages';
+export * from './auth/sign-in-throttle';

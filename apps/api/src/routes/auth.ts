@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import Joi from 'joi';
-import { signIn, signOut } from '@teamchat/core';
+import { AppError, assertSignInAllowed, clearSignInFailures, recordSignInFailure, signIn, signOut } from '@teamchat/core';
 import { SESSION_COOKIE, authenticateWebHost } from '../http/authenticate';
 import { depsOf, locals } from '../http/locals';
 import { validate } from '../http/validate';
@@ -15,9 +15,18 @@ export function authRouter(): Router {
     async (req: Request, res: Response) => {
       const deps = depsOf(req);
       const { email, password } = locals(res).valid.body;
-      const result = await deps.database.db.transaction((tx) =>
-        signIn(tx, { email, password, ttlHours: deps.config.sessionTtlHours, now: deps.now(), requestId: locals(res).requestId }),
-      );
+      const prefix = deps.config.redisPrefix;
+      await assertSignInAllowed(deps.redis, prefix, email);
+      let result;
+      try {
+        result = await deps.database.db.transaction((tx) =>
+          signIn(tx, { email, password, ttlHours: deps.config.sessionTtlHours, now: deps.now(), requestId: locals(res).requestId }),
+        );
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'unauthorized') await recordSignInFailure(deps.redis, prefix, email);
+        throw err;
+      }
+      await clearSignInFailures(deps.redis, prefix, email);
       res.cookie(SESSION_COOKIE, result.token, {
         httpOnly: true,
         sameSite: 'lax',

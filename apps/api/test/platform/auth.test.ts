@@ -166,3 +166,28 @@ describe('web session lifetime follows the service clock', () => {
     }
   });
 });
+
+describe('sign-in throttling', () => {
+  test('after 10 failed sign-ins for an email, even the right password is refused with 429 and Retry-After', async () => {
+    const a = await newAccount(h);
+    for (let i = 0; i < 10; i++) {
+      const res = await request(h.web).post('/auth/sign-in').send({ email: a.owner.email, password: 'wrong password' });
+      expect(res.status).toBe(401);
+    }
+    const blocked = await request(h.web).post('/auth/sign-in').send({ email: a.owner.email.toUpperCase(), password: PASSWORD });
+    expect(blocked.status).toBe(429);
+    expect(blocked.body.error).toMatchObject({ code: 'rate_limited', scope: 'sign_in' });
+    expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+    // Another person is not affected.
+    const b = await newAccount(h);
+    expect((await request(h.web).post('/auth/sign-in').send({ email: b.owner.email, password: PASSWORD })).status).toBe(200);
+  });
+
+  test('a successful sign-in clears earlier failures', async () => {
+    const a = await newAccount(h);
+    for (let i = 0; i < 9; i++) await request(h.web).post('/auth/sign-in').send({ email: a.owner.email, password: 'wrong password' });
+    expect((await request(h.web).post('/auth/sign-in').send({ email: a.owner.email, password: PASSWORD })).status).toBe(200);
+    for (let i = 0; i < 9; i++) await request(h.web).post('/auth/sign-in').send({ email: a.owner.email, password: 'wrong password' });
+    expect((await request(h.web).post('/auth/sign-in').send({ email: a.owner.email, password: PASSWORD })).status).toBe(200);
+  });
+});
