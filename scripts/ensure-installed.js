@@ -1,0 +1,14 @@
+/**
+ * `prestart` / `pretest`: on a fresh clone, installs the locked dependencies first, so that
+ * `npm start` and `npm test` are each the one command a newcomer needs. A no-op once installed.
+ * Plain JavaScript: it runs before TypeScript tooling exists.
+ */
+const { existsSync } = require('node:fs');
+const { execSync } = require('node:child_process');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+if (!existsSync(path.join(root, 'node_modules', 'tsx')) || !existsSync(path.join(root, 'node_modules', '.bin', 'jest'))) {
+  process.stderr.write('dependencies are not installed: running npm ci\n');
+  execSync('npm ci --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
+}
