@@ -1,7 +1,7 @@
 import express, { type Express } from 'express';
 import cookieParser from 'cookie-parser';
-import { AppError, type Deps } from '@teamchat/core';
-import { authenticateFor } from './http/authenticate';
+import type { Deps } from '@teamchat/core';
+import { authenticateFor, wrongHost } from './http/authenticate';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import type { Host } from './http/locals';
 import { requestContext } from './http/request-id';
@@ -34,10 +34,7 @@ export function createApp(deps: Deps, host: Host): Express {
     app.use(authRouter());
   } else {
     app.all('/auth/{*rest}', () => {
-      throw new AppError('unauthorized', `Sign in on the web host: ${deps.config.publicWebUrl}.`, {
-        reason: 'wrong_host',
-        host: deps.config.publicWebUrl,
-      });
+      throw wrongHost('web', deps.config.publicWebUrl);
     });
   }
 

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import {
-  ACCOUNT_STATES, ALL_SCOPES, AppError, PLANS, ROLES, addMember, createAccount, createAgent, createApiKey, ensureUser,
+  ACCOUNT_STATES, ALL_SCOPES, AppError, PASSWORD_MAX, PASSWORD_MIN, PLANS, ROLES, addMember, createAccount, createAgent, createApiKey, ensureUser,
   getMemberByEmail, parseDuration, recordAudit, requireAccount, revokeCredential, setAccountPlan, setAccountState, setMemberRole,
   type AccountState, type Plan, type Role,
 } from '@teamchat/core';
@@ -15,7 +15,7 @@ export interface Command {
 }
 
 const email = Joi.string().email({ tlds: false }).max(320);
-const password = Joi.string().min(8).max(200);
+const password = Joi.string().min(PASSWORD_MIN).max(PASSWORD_MAX);
 const accountId = Joi.string().pattern(/^acct_[a-z0-9]+$/).message('--account must be an account id (acct_...)');
 const scopes = Joi.string()
   .custom((value: string, helpers) => {

@@ -46,7 +46,6 @@ export class AppError extends Error {
 export const errors = {
   invalid: (message: string, extras: ErrorExtras = {}) => new AppError('invalid_request', message, extras),
   notFound: (what = 'resource') => new AppError('not_found', `The ${what} was not found.`),
-  forbidden: (message: string, reason?: string) => new AppError('forbidden', message, reason ? { reason } : {}),
   unauthorized: (message = 'A valid credential is required.', extras: ErrorExtras = {}) =>
     new AppError('unauthorized', message, extras),
   notAMember: (what = 'account') => new AppError('not_a_member', `You are not a member of this ${what}.`),

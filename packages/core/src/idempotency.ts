@@ -33,6 +33,9 @@ export function requestHash(body: unknown): string {
   return createHash('sha256').update(canonical(body)).digest('hex');
 }
 
+/** Rows older than the window (by the database's clock, which stamped them). */
+const expired = lt(idempotencyKeys.createdAt, sql`now() - make_interval(secs => ${IDEMPOTENCY_WINDOW_MS / 1000})`);
+
 const pk = (s: IdempotencyScope) =>
   and(eq(idempotencyKeys.userId, s.userId), eq(idempotencyKeys.route, s.route), eq(idempotencyKeys.key, s.key));
 
@@ -43,7 +46,7 @@ const pk = (s: IdempotencyScope) =>
  * then replays it; if the first rolls back, the second proceeds. So one key never creates two objects.
  */
 export async function claimKey(tx: Executor, scope: IdempotencyScope, hash: string): Promise<StoredResponse | null> {
-  await tx.delete(idempotencyKeys).where(and(pk(scope), lt(idempotencyKeys.createdAt, sql`now() - interval '24 hours'`)));
+  await tx.delete(idempotencyKeys).where(and(pk(scope), expired));
   const inserted = await tx
     .insert(idempotencyKeys)
     .values({ ...scope, requestHash: hash })
@@ -72,7 +75,7 @@ export async function saveResponse(tx: Executor, scope: IdempotencyScope, respon
 export async function purgeExpiredKeys(db: Executor): Promise<number> {
   const rows = await db
     .delete(idempotencyKeys)
-    .where(lt(idempotencyKeys.createdAt, sql`now() - interval '24 hours'`))
+    .where(expired)
     .returning({ key: idempotencyKeys.key });
   return rows.length;
 }

@@ -22,8 +22,3 @@ export function createDatabase(url: string, options: Pick<PoolConfig, 'max' | 'a
   const db = drizzle(pool, { schema });
   return { db, pool, close: () => pool.end() };
 }
-
-/** Runs fn in a transaction (READ COMMITTED); rolls back on throw. */
-export function transaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  return db.transaction(fn);
-}

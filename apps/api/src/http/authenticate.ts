@@ -13,7 +13,8 @@ function bearer(req: Request): string | undefined {
   return m[1];
 }
 
-function wrongHost(useHost: Host, url: string): AppError {
+/** 401 unauthorized, reason wrong_host, naming the host to use (spec: Hosts rule 4). */
+export function wrongHost(useHost: Host, url: string): AppError {
   const what = useHost === 'api' ? 'API keys and agent tokens' : 'Web sessions';
   return new AppError('unauthorized', `${what} are accepted only on ${url}.`, { reason: 'wrong_host', host: url });
 }

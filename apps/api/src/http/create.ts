@@ -38,11 +38,10 @@ export function creating(useCase: (ctx: CreateContext) => Promise<CreateResult>)
       throw new AppError('invalid_request', 'Idempotency-Key must be a UUID.', { field: 'Idempotency-Key' });
     }
     const scope = key ? { userId: actor.userId, route: `POST ${req.baseUrl}${req.path}`, key: key.toLowerCase() } : null;
-    const hash = requestHash(req.body ?? {});
     let replayed = false;
     const result = await deps.database.db.transaction(async (tx) => {
       if (scope) {
-        const stored = await claimKey(tx, scope, hash);
+        const stored = await claimKey(tx, scope, requestHash(req.body ?? {}));
         if (stored) {
           replayed = true;
           return { status: stored.status, body: stored.body, headers: stored.headers } as CreateResult;

@@ -4,7 +4,7 @@ import { RedisStore, type RedisReply } from 'rate-limit-redis';
 import {
   AppError, budgetExceeded, chargeUnits, readCost, seatOf, type Deps, type Plan, type UnitUsage,
 } from '@teamchat/core';
-import { actorOf, depsOf, locals } from './locals';
+import { actorOf, depsOf, locals, type RequestLocals } from './locals';
 
 /**
  * Fair use on every route under /accounts/{accountId} (spec: Limits), after the account context:
@@ -26,13 +26,10 @@ const WINDOW_MS = 60_000;
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** What this request spent, for GET /accounts/{id} and the X-Call-Units-* headers. */
-export interface LimitsInfo {
-  minute?: RateLimitInfo;
-  units?: UnitUsage;
-}
+export type LimitsInfo = NonNullable<RequestLocals['limits']>;
 
 export function limitsOf(res: Response): LimitsInfo | undefined {
-  return res.locals.limits as LimitsInfo | undefined;
+  return locals(res).limits;
 }
 
 function plan(res: Response): Plan {
@@ -133,7 +130,7 @@ function chargeReadAtEnd(req: Request, res: Response, reserved: UnitUsage): void
     const account = locals(res).account!;
     chargeUnits({ ...seatOf(deps, account.id, account.plan as Plan, actorOf(res).userId), units: cost - 1, check: false })
       .then((u) => {
-        (res.locals.limits as LimitsInfo).units = u;
+        locals(res).limits!.units = u;
         setUnitHeaders(res, cost, u);
       })
       .catch((err: Error) => locals(res).log.error('charging a read failed', { error: err.message, units: cost - 1 }))
@@ -148,7 +145,7 @@ async function spendUnits(req: Request, res: Response): Promise<void> {
   const now = deps.now();
   const charged = await chargeUnits({ ...seatOf(deps, account.id, account.plan as Plan, actorOf(res).userId), now, units: 1 });
   if (!charged.allowed) throw budgetExceeded(charged, now);
-  (res.locals.limits as LimitsInfo).units = charged;
+  locals(res).limits!.units = charged;
   if (READ_METHODS.has(req.method)) chargeReadAtEnd(req, res, charged);
   else setUnitHeaders(res, 1, charged);
 }
@@ -160,13 +157,13 @@ export function enforceLimits(req: Request, res: Response, next: NextFunction): 
     next();
     return;
   }
-  res.locals.limits = {} satisfies LimitsInfo;
+  locals(res).limits = {};
   void limiterFor(deps)(req, res, (err?: unknown) => {
     if (err) {
       next(err);
       return;
     }
-    (res.locals.limits as LimitsInfo).minute = (req as Request & { rateLimit?: RateLimitInfo }).rateLimit;
+    locals(res).limits!.minute = (req as Request & { rateLimit?: RateLimitInfo }).rateLimit;
     spendUnits(req, res).then(() => next(), next);
   });
 }

@@ -1,7 +1,6 @@
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { toPage, type Page } from '@teamchat/core';
 import { actorOf, depsOf, locals } from './locals';
-import type { Request } from 'express';
 
 export interface ListRequest<K> {
   limit: number;

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Actor, Deps, Logger, Principal } from '@teamchat/core';
-import type { AccountRow, SessionAuth } from '@teamchat/core';
+import type { AccountRow, SessionAuth, UnitUsage } from '@teamchat/core';
+import type { RateLimitInfo } from 'express-rate-limit';
 
 export type Host = 'api' | 'web';
 
@@ -13,6 +14,8 @@ export interface RequestLocals {
   session?: SessionAuth;
   account?: AccountRow;
   actor?: Actor;
+  /** what this request spent of the seat's limits (set by enforceLimits) */
+  limits?: { minute?: RateLimitInfo; units?: UnitUsage };
   valid: { params: Record<string, any>; query: Record<string, any>; body: any; headers: Record<string, any> };
 }
 

@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import Joi from 'joi';
-import { AppError, assertSignInAllowed, clearSignInFailures, recordSignInFailure, signIn, signOut } from '@teamchat/core';
+import { AppError, PASSWORD_MAX, assertSignInAllowed, clearSignInFailures, recordSignInFailure, signIn, signOut } from '@teamchat/core';
 import { SESSION_COOKIE, authenticateWebHost } from '../http/authenticate';
 import { depsOf, locals } from '../http/locals';
 import { validate } from '../http/validate';
@@ -11,7 +11,7 @@ export function authRouter(): Router {
 
   router.post(
     '/auth/sign-in',
-    validate({ body: { email: Joi.string().email({ tlds: false }).max(320).required(), password: Joi.string().max(200).required() } }),
+    validate({ body: { email: Joi.string().email({ tlds: false }).max(320).required(), password: Joi.string().max(PASSWORD_MAX).required() } }),
     async (req: Request, res: Response) => {
       const deps = depsOf(req);
       const { email, password } = locals(res).valid.body;

@@ -6,6 +6,7 @@ import type { Role } from '../scopes';
 import type { Actor } from '../principal';
 import { recordAudit } from '../audit';
 
+/** Password length rule (characters), for the CLI and sign-in alike. */
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 200;
 

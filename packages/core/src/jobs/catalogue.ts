@@ -8,8 +8,6 @@ import type { Deps } from '../context';
 export interface JobDefinition<P = unknown> {
   type: string;
   payload: Joi.ObjectSchema<P>;
-  /** ms before a running job counts as abandoned and is queued again; default 5 min */
-  timeoutMs?: number;
   run(deps: Deps, payload: P, job: { id: string; accountId: string }): Promise<unknown>;
 }
 
