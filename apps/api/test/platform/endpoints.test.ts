@@ -102,6 +102,23 @@ test('a job whose enqueue was lost is picked up by the maintenance sweep', async
   expect(status).toBe('succeeded');
 });
 
+test('a job left running by a dead worker is put back and run again', async () => {
+  const a = await newAccount(h);
+  const key = await newKey(h, a.accountId, a.owner.email, ALL);
+  const job = await createJob(h.deps.database.db, { accountId: a.accountId, type: 'echo', payload: { value: 'again' } });
+  const { jobs, eq, sql } = await import('@teamchat/db');
+  await h.deps.database.db
+    .update(jobs)
+    .set({ status: 'running', startedAt: sql`now() - interval '11 minutes'`, createdAt: sql`now() - interval '11 minutes'` })
+    .where(eq(jobs.id, job.id));
+  let body = { status: 'running', result: null as unknown };
+  for (let i = 0; i < 100 && body.status !== 'succeeded'; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    body = (await request(h.api).get(`/accounts/${a.accountId}/jobs/${job.id}`).set(bearer(key))).body;
+  }
+  expect(body).toMatchObject({ status: 'succeeded', result: { echoed: 'again' } });
+});
+
 test('a job of another account, or none, → 404', async () => {
   const a = await newAccount(h);
   const b = await newAccount(h);
