@@ -21,6 +21,10 @@ export const ID_PREFIXES = {
   event: 'evt',
   channel: 'ch',
   approval: 'apr',
+  webhook: 'whe',
+  delivery: 'dlv',
+  webhookBody: 'whb',
+  notification: 'ntf',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -232,3 +232,104 @@ export const approvals = pgTable('approvals', {
   expiresAt: tstz('expires_at').notNull(),
   decidedAt: tstz('decided_at'),
 });
+
+/**
+ * Outbound webhook endpoints. `created_by_user_id` is the seat that pays each attempt's call unit.
+ * Secrets and the custom Authorization value are AES-GCM ciphertexts (core crypto), never plaintext.
+ * Deleting sets `deleted_at` (workers that already hold the id then see it is gone).
+ */
+export const webhookEndpoints = pgTable('webhook_endpoints', {
+  id: text('id').primaryKey(), // whe_
+  seq: bigserial('seq', { mode: 'number' }).notNull(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  createdByUserId: text('created_by_user_id').notNull().references(() => users.id),
+  createdVia: text('created_via').notNull(), // web_session | api_key | agent_token
+  url: text('url').notNull(),
+  events: text('events').array().notNull(),
+  allChannels: boolean('all_channels').notNull(),
+  channelIds: text('channel_ids').array().notNull().default(sql`'{}'::text[]`),
+  payload: text('payload').notNull().default('pointers'), // pointers | text
+  enabled: boolean('enabled').notNull(),
+  disabledReason: text('disabled_reason'), // awaiting_enable | failing | gone | slow | manual
+  /** events created before this moment are never sent to the endpoint (raised while disabled) */
+  enabledAt: tstz('enabled_at'),
+  disabledAt: tstz('disabled_at'),
+  secretEnc: text('secret_enc').notNull(),
+  secretPendingReveal: boolean('secret_pending_reveal').notNull().default(false),
+  previousSecretEnc: text('previous_secret_enc'),
+  previousValidUntil: tstz('previous_valid_until'),
+  authorizationEnc: text('authorization_enc'),
+  /** first failure since the last success: the `failing` rule disables after 24 h of failures */
+  failingSince: tstz('failing_since'),
+  lastSuccessAt: tstz('last_success_at'),
+  lastFailureAt: tstz('last_failure_at'),
+  version: integer('version').notNull().default(1),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+  deletedAt: tstz('deleted_at'),
+}, (t) => [
+  index('webhook_endpoints_account_seq_idx').on(t.accountId, t.seq),
+  index('webhook_endpoints_enabled_idx').on(t.accountId).where(sql`enabled AND deleted_at IS NULL`),
+]);
+
+/**
+ * The exact bytes sent for one event in one payload mode (or one test event), rendered once:
+ * every retry and replay sends this body.
+ */
+export const webhookBodies = pgTable('webhook_bodies', {
+  id: text('id').primaryKey(), // whb_
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  eventId: text('event_id').notNull(), // evt_ (events row, or a test event's own id)
+  eventType: text('event_type').notNull(),
+  mode: text('mode').notNull(), // pointers | text | test
+  body: text('body').notNull(),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+}, (t) => [uniqueIndex('webhook_bodies_event_mode_uq').on(t.eventId, t.mode)]);
+
+/**
+ * The delivery log: one row per attempt (its id is that attempt's X-Service-Delivery). A retry is
+ * a new row in the same chain (`chain_id` = the first attempt's id) with attempt + 1. Status per
+ * the spec's delivery table: pending | delivered | retrying | failed | dead.
+ * `claimed_until` fences an attempt to one worker at a time; an expired claim may be taken again.
+ */
+export const webhookDeliveries = pgTable('webhook_deliveries', {
+  id: text('id').primaryKey(), // dlv_
+  seq: bigserial('seq', { mode: 'number' }).notNull(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  endpointId: text('endpoint_id').notNull().references(() => webhookEndpoints.id),
+  eventId: text('event_id').notNull(),
+  eventType: text('event_type').notNull(),
+  bodyId: text('body_id').notNull().references(() => webhookBodies.id),
+  kind: text('kind').notNull(), // event | test | replay
+  chainId: text('chain_id').notNull(),
+  attempt: integer('attempt').notNull(),
+  status: text('status').notNull(),
+  nextRetryAt: tstz('next_retry_at'),
+  claimedUntil: tstz('claimed_until'),
+  responseStatus: integer('response_status'),
+  latencyMs: integer('latency_ms'),
+  error: text('error'),
+  /** when the event was committed, for end-to-end latency */
+  eventCreatedAt: tstz('event_created_at').notNull(),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+  attemptedAt: tstz('attempted_at'),
+}, (t) => [
+  index('webhook_deliveries_endpoint_seq_idx').on(t.endpointId, t.seq),
+  index('webhook_deliveries_open_idx').on(t.status, t.nextRetryAt).where(sql`status IN ('pending', 'retrying')`),
+  index('webhook_deliveries_chain_idx').on(t.chainId),
+  index('webhook_deliveries_created_idx').on(t.createdAt),
+  uniqueIndex('webhook_deliveries_fanout_uq').on(t.endpointId, t.eventId).where(sql`kind = 'event' AND attempt = 1`),
+]);
+
+/** In-app notifications to owners and admins (endpoint awaiting enable, auto-disabled, ...). */
+export const notifications = pgTable('notifications', {
+  id: text('id').primaryKey(), // ntf_
+  seq: bigserial('seq', { mode: 'number' }).notNull(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  userId: text('user_id').notNull().references(() => users.id),
+  kind: text('kind').notNull(), // e.g. webhook.awaiting_enable, webhook.disabled
+  data: jsonb('data').notNull().default({}),
+  emailedAt: tstz('emailed_at'),
+  readAt: tstz('read_at'),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+}, (t) => [index('notifications_account_user_seq_idx').on(t.accountId, t.userId, t.seq)]);
