@@ -25,6 +25,28 @@ export interface Config {
   limitsEnabled: boolean;
   /** web session lifetime in hours; default 336 (14 days) */
   sessionTtlHours: number;
+  /** hosts exempt from the webhook private-address rule (local development and tests only; refused in production) */
+  webhookAllowedHosts: readonly string[];
+  /** PEM file of an extra CA trusted for receivers' TLS (local development and tests) */
+  webhookCaFile: string | null;
+  /** delays between webhook attempts, in ms; default 1m,5m,30m,2h,6h,12h,24h */
+  webhookRetryScheduleMs: readonly number[];
+  /** receiver answer time per attempt, in ms; default 10000 */
+  webhookTimeoutMs: number;
+  /** SMTP server for notification emails (e.g. smtp://127.0.0.1:2525); none: notifications are in-app only */
+  smtpUrl: string | null;
+  /** From address of notification emails */
+  smtpFrom: string;
+}
+
+/** `1m,5m,30m,2h` (also `s` and `d`) to milliseconds; throws on a bad item. */
+export function parseDurationList(text: string): number[] {
+  const unit: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  return text.split(',').map((item) => {
+    const m = /^\s*(\d+)(s|m|h|d)\s*$/.exec(item);
+    if (!m || Number(m[1]) <= 0) throw new ConfigError(`Invalid configuration: "${item}" is not a duration like 30s, 5m, 2h or 1d`);
+    return Number(m[1]) * unit[m[2]];
+  });
 }
 
 const schema = Joi.object({
@@ -40,6 +62,12 @@ const schema = Joi.object({
   LOG_LEVEL: Joi.string().valid('error', 'warn', 'info', 'debug', 'silent').default('info'),
   LIMITS_ENABLED: Joi.boolean().default(true),
   SESSION_TTL_HOURS: Joi.number().integer().min(1).max(24 * 90).default(336),
+  WEBHOOK_ALLOWED_HOSTS: Joi.string().allow('').default(''),
+  WEBHOOK_CA_FILE: Joi.string().allow(''),
+  WEBHOOK_RETRY_SCHEDULE: Joi.string().default('1m,5m,30m,2h,6h,12h,24h'),
+  WEBHOOK_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(10_000),
+  SMTP_URL: Joi.string().uri({ scheme: ['smtp', 'smtps'] }).allow(''),
+  SMTP_FROM: Joi.string().default('teamchat <no-reply@teamchat.invalid>'),
 }).unknown(true);
 
 /** Where a development SECRETS_KEY is kept between restarts when none is given. */
@@ -66,6 +94,11 @@ export function loadConfig(
   if (value.NODE_ENV === 'production' && !value.SECRETS_KEY && !overrides.secretsKey) {
     throw new ConfigError('Invalid configuration: SECRETS_KEY is required in production (64 hex characters).');
   }
+  const webhookAllowedHosts = String(value.WEBHOOK_ALLOWED_HOSTS).split(',').map((h: string) => h.trim().toLowerCase()).filter(Boolean);
+  if (value.NODE_ENV === 'production' && webhookAllowedHosts.length > 0) {
+    throw new ConfigError('Invalid configuration: WEBHOOK_ALLOWED_HOSTS is for local development and tests; it is refused when NODE_ENV=production.');
+  }
+  if (webhookAllowedHosts.length > 0) warn(`WEBHOOK_ALLOWED_HOSTS exempts ${webhookAllowedHosts.join(', ')} from the webhook private-address rule (development and tests only).`);
   const config: Config = {
     nodeEnv: value.NODE_ENV,
     databaseUrl: value.DATABASE_URL,
@@ -80,6 +113,12 @@ export function loadConfig(
     planLimits: PLAN_LIMITS,
     limitsEnabled: value.LIMITS_ENABLED,
     sessionTtlHours: value.SESSION_TTL_HOURS,
+    webhookAllowedHosts,
+    webhookCaFile: value.WEBHOOK_CA_FILE || null,
+    webhookRetryScheduleMs: parseDurationList(value.WEBHOOK_RETRY_SCHEDULE),
+    webhookTimeoutMs: value.WEBHOOK_TIMEOUT_MS,
+    smtpUrl: value.SMTP_URL || null,
+    smtpFrom: value.SMTP_FROM,
     ...overrides,
   };
   return Object.freeze(config);

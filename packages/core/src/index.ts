@@ -26,3 +26,5 @@ export * from './messaging';
 export * from './limits';
 export * from './search/search-messages';
 export * from './auth/sign-in-throttle';
+export * from './webhooks/signing';
+export * from './webhooks/url-guard';

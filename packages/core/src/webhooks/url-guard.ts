@@ -1,0 +1,85 @@
+import { lookup } from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
+import { errors } from '../errors';
+
+/**
+ * The webhook URL guard, run at registration, on every URL change, and again before every
+ * attempt: `https` only; the name is resolved and EVERY address it resolves to must be a public
+ * unicast address (a name that also resolves to a private address is refused: DNS rebinding);
+ * the caller then connects to the vetted `address`, never resolving the name a second time.
+ *
+ * Ranges come from ipaddr.js's own range tables: loopback, private, link-local (the cloud
+ * metadata address 169.254.169.254 among them), CGNAT, multicast, broadcast, reserved,
+ * unspecified, IPv6 unique-local; IPv4-mapped and NAT64 (rfc6052/rfc6145) addresses are judged by
+ * the IPv4 address they embed; 6to4 and Teredo tunnels are refused whole.
+ * `allowedHosts` (WEBHOOK_ALLOWED_HOSTS, development and tests only) exempts host names from
+ * the address rule, never from `https`.
+ */
+export interface VettedUrl {
+  url: URL;
+  /** the address to connect to */
+  address: string;
+  family: 4 | 6;
+}
+
+export type UrlRefusal = 'invalid_url' | 'not_https' | 'private_address' | 'unresolvable';
+
+/** Unicast ranges ipaddr.js files under `unicast` that are still not the public internet. */
+const EXTRA_BLOCKED: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]> = [
+  ipaddr.parseCIDR('198.18.0.0/15'), // benchmarking (RFC 2544)
+  ipaddr.parseCIDR('100::/64'), // discard-only (RFC 6666)
+];
+
+function refuse(reason: UrlRefusal, message: string): never {
+  throw errors.invalid(message, { field: 'url', reason });
+}
+
+/** Whether an address is a public unicast address a webhook may be sent to. */
+export function isPublicAddress(text: string): boolean {
+  if (!ipaddr.isValid(text)) return false;
+  let addr = ipaddr.parse(text);
+  if (addr.kind() === 'ipv6') {
+    const v6 = addr as ipaddr.IPv6;
+    const range = v6.range();
+    if (range === 'ipv4Mapped') addr = v6.toIPv4Address();
+    else if (range === 'rfc6052' || range === 'rfc6145') addr = ipaddr.fromByteArray(v6.toByteArray().slice(12));
+  }
+  if (addr.range() !== 'unicast') return false;
+  return !EXTRA_BLOCKED.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net, bits));
+}
+
+/** Parses and checks the URL's form only (no resolution). */
+export function parseWebhookUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return refuse('invalid_url', 'url is not a valid absolute URL.');
+  }
+  if (url.protocol !== 'https:') refuse('not_https', 'url must use https.');
+  if (url.username || url.password) refuse('invalid_url', 'url must not carry credentials.');
+  if (!url.hostname) refuse('invalid_url', 'url has no host.');
+  return url;
+}
+
+export async function vetWebhookUrl(raw: string, opts: { allowedHosts: readonly string[] }): Promise<VettedUrl> {
+  const url = parseWebhookUrl(raw);
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  const exempt = opts.allowedHosts.includes(host);
+  let addresses: Array<{ address: string; family: number }>;
+  if (ipaddr.isValid(host)) {
+    addresses = [{ address: host, family: ipaddr.parse(host).kind() === 'ipv6' ? 6 : 4 }];
+  } else {
+    try {
+      addresses = await lookup(host, { all: true, verbatim: true });
+    } catch {
+      return refuse('unresolvable', `The host ${host} does not resolve.`);
+    }
+    if (addresses.length === 0) refuse('unresolvable', `The host ${host} does not resolve.`);
+  }
+  if (!exempt && !addresses.every((a) => isPublicAddress(a.address))) {
+    refuse('private_address', 'url must resolve only to public addresses (loopback, private, link-local and reserved ranges are refused).');
+  }
+  const first = addresses[0];
+  return { url, address: first.address, family: first.family === 6 ? 6 : 4 };
+}
