@@ -68,10 +68,10 @@ describe('Approvals for destructive steps (spec: Authentication rule 10)', () =>
     expect(deleted).toHaveLength(1);
     expect(deleted[0].data).toMatchObject({ ts: m.ts, deleted_by: a.owner.identityId, approval_id: approvalId });
     expect(JSON.stringify(deleted[0].data)).not.toContain('delete me please');
-    // Deciding twice is refused.
+    // Deciding twice is refused (issue 7 item 7: 403 forbidden, never the non-spec 409 conflict).
     const twice = await agent.post(`/approvals/${approvalId}/deny`).set('X-CSRF-Token', csrf);
-    expect(twice.status).toBe(409);
-    expect(twice.body.error.reason).toBe('already_decided');
+    expect(twice.status).toBe(403);
+    expect(twice.body.error).toMatchObject({ code: 'forbidden', reason: 'already_decided' });
   });
 
   test('deny leaves the message and raises no event', async () => {
@@ -153,8 +153,8 @@ describe('Approvals for destructive steps (spec: Authentication rule 10)', () =>
     try {
       expect((await agent.get(`/approvals/${id}`)).body.status).toBe('expired');
       const late = await agent.post(`/approvals/${id}/approve`).set('X-CSRF-Token', csrf);
-      expect(late.status).toBe(409);
-      expect(late.body.error.reason).toBe('expired');
+      expect(late.status).toBe(403);
+      expect(late.body.error).toMatchObject({ code: 'forbidden', reason: 'expired' });
     } finally {
       h.clock.set(new Date());
     }

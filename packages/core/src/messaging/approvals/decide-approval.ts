@@ -96,7 +96,8 @@ export async function decideApproval(
   actor.requestId = input.requestId;
   const status = statusOf(row, input.now);
   if (status !== 'pending') {
-    throw new AppError('conflict', status === 'expired' ? 'This approval has expired; ask again.' : `This approval was already ${status}.`, { reason: status === 'expired' ? 'expired' : 'already_decided', status });
+    // Deciding what is no longer pending is a refused action (spec Errors: forbidden), not a 409.
+    throw new AppError('forbidden', status === 'expired' ? 'This approval has expired; ask again.' : `This approval was already ${status}.`, { reason: status === 'expired' ? 'expired' : 'already_decided', status });
   }
   if (!(await mayDecide(tx, actor, row))) {
     throw new AppError('forbidden', 'Only the author of the message or an owner/admin may decide this.', { reason: 'not_author' });
