@@ -1,11 +1,12 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type Redis from 'ioredis';
-import { AppError, JOBS_QUEUE, claimJob, finishJob, jobDefinition, releaseJob, type Deps, type JobMessage } from '@teamchat/core';
+import { AppError, JOBS_QUEUE, assertAccountActive, claimJob, finishJob, jobDefinition, releaseJob, type Deps, type JobMessage } from '@teamchat/core';
 
 /**
  * Runs background jobs: loads the row by id, claims it (queued → running), runs the handler
  * from the catalogue and records the outcome. A job whose row is not queued is skipped, so a
- * duplicate enqueue never runs a job twice. A domain error (AppError) fails the job at once; any
+ * duplicate enqueue never runs a job twice. A job of a read-only or suspended account runs
+ * nothing and fails with read_only / suspended. A domain error (AppError) fails the job at once; any
  * other error is transient: the row goes back to queued and BullMQ retries with backoff
  * (JOB_RETRY), and only when the attempts are spent is the job failed.
  */
@@ -27,6 +28,8 @@ export function startJobRunner(deps: Deps, connection: Redis, concurrency = 4): 
         throw new UnrecoverableError(error.message);
       }
       try {
+        // Approved while the account was active; it may be read-only or suspended by now.
+        await assertAccountActive(deps.database.db, row.accountId);
         const result = await def.run(deps, value, { id: row.id, accountId: row.accountId });
         await finishJob(deps.database.db, row.id, { status: 'succeeded', result: result ?? null });
         log.info('job succeeded');
