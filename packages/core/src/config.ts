@@ -21,7 +21,7 @@ export interface Config {
   logLevel: string;
   /** per-plan limits; the table in plans.ts unless overridden (tests lower them) */
   planLimits: Readonly<Record<Plan, PlanLimits>>;
-  /** whether per-minute limits and call units are enforced; default true */
+  /** whether per-minute limits and call units are enforced; default true; must be true in production */
   limitsEnabled: boolean;
   /** web session lifetime in hours; default 336 (14 days) */
   sessionTtlHours: number;
@@ -121,5 +121,9 @@ export function loadConfig(
     smtpFrom: value.SMTP_FROM,
     ...overrides,
   };
+  // Limits protect every tenant from every other; turning them off is for benchmarks only.
+  if (config.nodeEnv === 'production' && !config.limitsEnabled) {
+    throw new ConfigError('Invalid configuration: LIMITS_ENABLED=false is not allowed when NODE_ENV=production.');
+  }
   return Object.freeze(config);
 }

@@ -10,7 +10,6 @@ export const ERROR_STATUS = {
   suspended: 403,
   confirmation_required: 403,
   not_found: 404,
-  conflict: 409,
   idempotency_conflict: 409,
   edit_conflict: 409,
   stale: 412,
@@ -51,10 +50,33 @@ export const errors = {
   notAMember: (what = 'account') => new AppError('not_a_member', `You are not a member of this ${what}.`),
   insufficientScope: (scope: string) =>
     new AppError('insufficient_scope', `This credential lacks the ${scope} scope.`, { required_scope: scope }),
+  /**
+   * A uniqueness clash (a taken name, an existing member): the spec has no 409 for it, so it is
+   * 400 invalid_request with a `reason` naming the clash and the `field` (issue 7 item 7).
+   */
+  taken: (message: string, reason: string, field?: string) =>
+    new AppError('invalid_request', message, field ? { reason, field } : { reason }),
 };
 
+/** Fields of the unique indexes a caller's input can collide with, by constraint name. */
+const UNIQUE_FIELDS: Record<string, { field: string; reason: string }> = {
+  channels_name_uq: { field: 'name', reason: 'name_taken' },
+  users_email_uq: { field: 'email', reason: 'email_taken' },
+  channels_dm_key_uq: { field: 'members', reason: 'already_exists' },
+};
+
+/** The invalid_request a unique violation that escaped a use case becomes (see isUniqueViolation). */
+export function uniqueViolationError(err: unknown): AppError {
+  let constraint: string | undefined;
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 3; e = (e as { cause?: unknown }).cause, depth++) {
+    constraint ??= (e as { constraint?: string }).constraint;
+  }
+  const known = constraint ? UNIQUE_FIELDS[constraint] : undefined;
+  return errors.taken('That already exists.', known?.reason ?? 'already_exists', known?.field);
+}
+
 /**
- * PostgreSQL unique_violation, mapped to 409 in one place (the error handler). Drizzle wraps the
+ * PostgreSQL unique_violation, mapped to 400 invalid_request in one place (the error handler). Drizzle wraps the
  * driver's error in a DrizzleQueryError, so the code may be on `cause`.
  */
 export function isUniqueViolation(err: unknown): boolean {

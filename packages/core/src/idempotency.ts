@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { and, eq, idempotencyKeys, lt, sql, type Executor } from '@teamchat/db';
+import { decryptSecret, encryptSecret } from './crypto';
 import { AppError } from './errors';
 
 /** Keys are remembered for 24 hours (spec: Limits rule 4). */
@@ -33,6 +34,25 @@ export function requestHash(body: unknown): string {
   return createHash('sha256').update(canonical(body)).digest('hex');
 }
 
+/**
+ * Stored response bodies are always sealed with AES-256-GCM (a key derived from SECRETS_KEY for
+ * this purpose only): some carry a secret shown once (a new agent's token, a webhook's signing
+ * secret), and sealing every body means no route can forget to declare one. Headers (ETag, ...)
+ * are kept as they are.
+ */
+const SEALED = '$sealed';
+
+function seal(key: Buffer, body: unknown): unknown {
+  return { [SEALED]: encryptSecret(key, JSON.stringify(body ?? null)) };
+}
+
+function unseal(key: Buffer, stored: unknown): unknown {
+  if (stored && typeof stored === 'object' && typeof (stored as Record<string, unknown>)[SEALED] === 'string') {
+    return JSON.parse(decryptSecret(key, (stored as Record<string, string>)[SEALED])) as unknown;
+  }
+  return stored; // a row written before bodies were sealed
+}
+
 /** Rows older than the window (by the database's clock, which stamped them). */
 const expired = lt(idempotencyKeys.createdAt, sql`now() - make_interval(secs => ${IDEMPOTENCY_WINDOW_MS / 1000})`);
 
@@ -45,7 +65,7 @@ const pk = (s: IdempotencyScope) =>
  * A concurrent request with the same key blocks on the primary key until the first commits,
  * then replays it; if the first rolls back, the second proceeds. So one key never creates two objects.
  */
-export async function claimKey(tx: Executor, scope: IdempotencyScope, hash: string): Promise<StoredResponse | null> {
+export async function claimKey(tx: Executor, scope: IdempotencyScope, hash: string, sealKey: Buffer): Promise<StoredResponse | null> {
   await tx.delete(idempotencyKeys).where(and(pk(scope), expired));
   const inserted = await tx
     .insert(idempotencyKeys)
@@ -61,13 +81,13 @@ export async function claimKey(tx: Executor, scope: IdempotencyScope, hash: stri
   if (row.requestHash !== hash) {
     throw new AppError('idempotency_conflict', 'This Idempotency-Key was used with a different request body.');
   }
-  return { status: row.statusCode, body: row.responseBody, headers: (row.responseHeaders ?? {}) as Record<string, string> };
+  return { status: row.statusCode, body: unseal(sealKey, row.responseBody), headers: (row.responseHeaders ?? {}) as Record<string, string> };
 }
 
-export async function saveResponse(tx: Executor, scope: IdempotencyScope, response: StoredResponse): Promise<void> {
+export async function saveResponse(tx: Executor, scope: IdempotencyScope, response: StoredResponse, sealKey: Buffer): Promise<void> {
   await tx
     .update(idempotencyKeys)
-    .set({ statusCode: response.status, responseBody: response.body, responseHeaders: response.headers })
+    .set({ statusCode: response.status, responseBody: seal(sealKey, response.body), responseHeaders: response.headers })
     .where(pk(scope));
 }
 

@@ -1,7 +1,7 @@
 import winston from 'winston';
 
 /** Field names whose values are never written to a log line. */
-const SECRET_FIELDS = /^(authorization|cookie|password|token|key|secret|csrf_token|x-csrf-token)$/i;
+const SECRET_FIELDS = /^(authorization|cookie|password|token|session_token|key|secret|csrf_token|x-csrf-token)$/i;
 
 const redact = winston.format((info) => {
   for (const field of Object.keys(info)) {

@@ -28,15 +28,30 @@ export function isManager(role: Role): boolean {
 }
 
 /**
- * The scopes a new credential actually carries: the requested ones, plus the always-granted
- * channel scopes, minus channels:write for a read-only credential. Throws on an unknown scope
- * or one the creator's role may not hold.
+ * The credential that mints another one (an agent registered through an API key or agent
+ * token): its effective scopes. A credential can never mint one with more than it holds.
  */
-export function resolveCredentialScopes(requested: readonly string[], role: Role, readOnly: boolean): string[] {
+export interface Grantor {
+  scopes: ReadonlySet<string> | readonly string[];
+}
+
+/**
+ * The scopes a new credential actually carries: the requested ones, plus the always-granted
+ * channel scopes, minus channels:write for a read-only credential. Throws on an unknown scope,
+ * one the creator's role may not hold, or (when minted through a credential, `grantor`) one
+ * that credential does not hold itself (403 insufficient_scope, reason scope_not_held).
+ */
+export function resolveCredentialScopes(requested: readonly string[], role: Role, readOnly: boolean, grantor?: Grantor): string[] {
+  const held = grantor ? new Set(grantor.scopes) : null;
   for (const scope of requested) {
     if (!ALL_SCOPES.includes(scope)) throw errors.invalid(`Unknown scope: ${scope}.`, { field: 'scopes' });
     if (!roleAllows(role, scope)) {
       throw new AppError('forbidden', `A ${role}'s credential can never carry ${scope}.`, { reason: 'role_scope' });
+    }
+    if (held && !held.has(scope)) {
+      throw new AppError('insufficient_scope', `This credential does not hold ${scope}, so it cannot grant it.`, {
+        reason: 'scope_not_held', required_scope: scope,
+      });
     }
   }
   const set = new Set<string>([...ALWAYS_GRANTED, ...requested]);

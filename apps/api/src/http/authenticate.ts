@@ -38,8 +38,10 @@ export async function authenticateApiHost(req: Request, res: Response, next: Nex
 }
 
 /**
- * The web host's policy: the web app's session cookie only, with X-CSRF-Token on every
- * state-changing request. API keys and agent tokens are refused with wrong_host naming the API host.
+ * The web host's policy: a web session only, either as `Authorization: Bearer <session token>`
+ * (spec: Authentication 1; no CSRF token, since nothing ambient authenticates such a request) or
+ * as the browser's cookie, with X-CSRF-Token on every state-changing request. API keys and agent
+ * tokens are refused with wrong_host naming the API host.
  */
 export async function authenticateWebHost(req: Request, res: Response, next: NextFunction): Promise<void> {
   const deps = depsOf(req);
@@ -47,13 +49,14 @@ export async function authenticateWebHost(req: Request, res: Response, next: Nex
   if (token) {
     const kind = tokenKind(token);
     if (kind === 'api_key' || kind === 'agent_token') throw wrongHost('api', deps.config.publicApiUrl);
-    throw errors.unauthorized('The web host accepts only a signed-in session.');
+    if (kind !== 'web_session') throw errors.unauthorized('The web host accepts only a signed-in session.');
   }
-  const cookie = req.cookies?.[SESSION_COOKIE] as string | undefined;
-  if (!cookie) throw errors.unauthorized('Sign in first.');
-  const session = await authenticateSession(deps.database.db, cookie, deps.now());
+  const secret = token ?? (req.cookies?.[SESSION_COOKIE] as string | undefined);
+  if (!secret) throw errors.unauthorized('Sign in first.');
+  const session = await authenticateSession(deps.database.db, secret, deps.now());
   if (!session) throw errors.unauthorized('The session has ended or expired; sign in again.');
-  if (!SAFE_METHODS.has(req.method) && !csrfMatches(session, req.get('x-csrf-token'))) {
+  // Only a cookie is sent by the browser on its own, so only a cookie needs the CSRF check.
+  if (!token && !SAFE_METHODS.has(req.method) && !csrfMatches(session, req.get('x-csrf-token'))) {
     throw new AppError('forbidden', 'A valid X-CSRF-Token header is required.', { reason: 'csrf' });
   }
   locals(res).principal = session.principal;

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import Joi from 'joi';
-import { AppError, claimKey, requestHash, saveResponse, type Actor, type Deps } from '@teamchat/core';
+import { AppError, claimKey, deriveKey, requestHash, saveResponse, type Actor, type Deps } from '@teamchat/core';
 import type { Tx } from '@teamchat/db';
 import { actorOf, depsOf, locals } from './locals';
 
@@ -23,10 +23,14 @@ export interface CreateContext {
 
 const uuid = Joi.string().guid();
 
+/** The key stored responses are sealed with (one HMAC: cheaper than the insert it guards). */
+const sealKeyOf = (deps: Deps): Buffer => deriveKey(deps.config.secretsKey, 'idempotency-response');
+
 /**
  * A creating POST: runs the use case in one transaction together with its Idempotency-Key
  * record (spec: Limits rule 4). A replay answers the stored status and body with
- * `Idempotent-Replayed: true`; the same key with another body answers 409.
+ * `Idempotent-Replayed: true`; the same key with another body answers 409. The stored body is
+ * sealed (AES-GCM), since some carry a secret shown once.
  */
 export function creating(useCase: (ctx: CreateContext) => Promise<CreateResult>) {
   return async (req: Request, res: Response): Promise<void> => {
@@ -41,14 +45,14 @@ export function creating(useCase: (ctx: CreateContext) => Promise<CreateResult>)
     let replayed = false;
     const result = await deps.database.db.transaction(async (tx) => {
       if (scope) {
-        const stored = await claimKey(tx, scope, requestHash(req.body ?? {}));
+        const stored = await claimKey(tx, scope, requestHash(req.body ?? {}), sealKeyOf(deps));
         if (stored) {
           replayed = true;
           return { status: stored.status, body: stored.body, headers: stored.headers } as CreateResult;
         }
       }
       const out = await useCase({ tx, deps, actor, body: valid.body, params: valid.params, req });
-      if (scope) await saveResponse(tx, scope, { status: out.status, body: out.body, headers: out.headers ?? {} });
+      if (scope) await saveResponse(tx, scope, { status: out.status, body: out.body, headers: out.headers ?? {} }, sealKeyOf(deps));
       return out;
     });
     if (!replayed && result.afterCommit) {

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, isUniqueViolation } from '@teamchat/core';
+import { AppError, isUniqueViolation, uniqueViolationError } from '@teamchat/core';
 import { depsOf, locals } from './locals';
 
 /** body-parser's error types for malformed and oversize bodies. */
@@ -16,7 +16,7 @@ export function errorHandler(err: unknown, req: Request, res: Response, _next: N
   let appError: AppError | null = null;
   if (err instanceof AppError) appError = err;
   else if (err && typeof err === 'object') appError = fromBodyParser(err as { type?: string; status?: number });
-  if (!appError && isUniqueViolation(err)) appError = new AppError('conflict', 'That already exists.');
+  if (!appError && isUniqueViolation(err)) appError = uniqueViolationError(err);
   if (!appError) {
     (l.log ?? depsOf(req).logger).error('unhandled error', {
       error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import Joi from 'joi';
 import {
-  GRANTABLE_SCOPES, createAgent, listCredentials, listIdentities, listMembers, listQuerySchema,
+  GRANTABLE_SCOPES, createAgent, isWebSession, listCredentials, listIdentities, listMembers, listQuerySchema,
   toCredentialView, toIdentityView, toMemberView,
 } from '@teamchat/core';
 import { requireScope } from '../http/account';
@@ -39,12 +39,17 @@ export function directoryRouter(): Router {
       },
     }),
     creating(async ({ tx, actor, body }) => {
+      // A credential mints at most what it holds (its read-only flag too); a web session grants up to its role.
+      const grantor = isWebSession(actor) ? undefined : { scopes: actor.scopes, readOnly: actor.principal.readOnly };
       const agent = await createAgent(tx, {
-        accountId: actor.accountId, name: body.name, approvedByUserId: actor.userId, approverRole: actor.role, scopes: body.scopes, actor,
+        accountId: actor.accountId, name: body.name, approvedByUserId: actor.userId, approverRole: actor.role, scopes: body.scopes, actor, grantor,
       });
       return {
         status: 201,
-        body: { ...toIdentityView(agent.identity), token: agent.token, credential_id: agent.credentialId, scopes: agent.scopes, client_ref: body.client_ref ?? null },
+        body: {
+          ...toIdentityView(agent.identity), token: agent.token, credential_id: agent.credentialId, scopes: agent.scopes,
+          read_only: agent.readOnly, client_ref: body.client_ref ?? null,
+        },
       };
     }),
   );

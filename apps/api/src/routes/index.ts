@@ -4,7 +4,7 @@ import { enforceLimits } from '../http/limits';
 import { accountRouter } from './account';
 import { directoryRouter } from './directory';
 import { operationsRouter } from './jobs';
-import { approvalsRouter, messagingRouter } from './messaging';
+import { messagingRouter } from './messaging';
 import { searchRouter } from './search';
 
 /**
@@ -24,6 +24,5 @@ export function buildRouter(): Router {
 
   const root = Router();
   root.use('/accounts/:accountId', account);
-  root.use(approvalsRouter());
   return root;
 }

@@ -39,13 +39,13 @@ describe('Approvals for destructive steps (spec: Authentication rule 10)', () =>
     expect(del.body.error.code).toBe('confirmation_required');
     const approvalId = del.body.error.approval_id as string;
     expect(approvalId).toMatch(/^apr_/);
-    expect(del.body.error.approval_url).toBe(`http://web.test/approvals/${approvalId}`);
+    expect(del.body.error.approval_url).toBe(`http://web.test/accounts/${a.accountId}/approvals/${approvalId}`);
     // Asking again while it is pending returns the same approval; nothing is deleted yet.
     expect((await a.ownerApi.del(`/channels/${ch}/messages/${m.ts}`)).body.error.approval_id).toBe(approvalId);
     expect(await texts(a.ownerApi, ch)).toEqual(['keep me', 'delete me please']);
 
     const { agent, csrf } = await signInWeb(h, a.owner.email);
-    const view = await agent.get(`/approvals/${approvalId}`);
+    const view = await agent.get(`/accounts/${a.accountId}/approvals/${approvalId}`);
     expect(view.status).toBe(200);
     expect(view.body).toMatchObject({
       id: approvalId, action: 'message.delete', status: 'pending', you_may_decide: true,
@@ -54,9 +54,9 @@ describe('Approvals for destructive steps (spec: Authentication rule 10)', () =>
     });
     expect(view.body.summary).toContain(m.ts);
 
-    const noCsrf = await agent.post(`/approvals/${approvalId}/approve`);
+    const noCsrf = await agent.post(`/accounts/${a.accountId}/approvals/${approvalId}/approve`);
     expect(noCsrf.status).toBe(403);
-    const approve = await agent.post(`/approvals/${approvalId}/approve`).set('X-CSRF-Token', csrf);
+    const approve = await agent.post(`/accounts/${a.accountId}/approvals/${approvalId}/approve`).set('X-CSRF-Token', csrf);
     expect(approve.status).toBe(202);
     expect(approve.body).toMatchObject({ id: approvalId, status: 'approved' });
     expect(approve.body.job_id).toMatch(/^job_/);
@@ -68,10 +68,10 @@ describe('Approvals for destructive steps (spec: Authentication rule 10)', () =>
     expect(deleted).toHaveLength(1);
     expect(deleted[0].data).toMatchObject({ ts: m.ts, deleted_by: a.owner.identityId, approval_id: approvalId });
     expect(JSON.stringify(deleted[0].data)).not.toContain('delete me please');
-    // Deciding twice is refused.
-    const twice = await agent.post(`/approvals/${approvalId}/deny`).set('X-CSRF-Token', csrf);
-    expect(twice.status).toBe(409);
-    expect(twice.body.error.reason).toBe('already_decided');
+    // Deciding twice is refused (issue 7 item 7: 403 forbidden, never the non-spec 409 conflict).
+    const twice = await agent.post(`/accounts/${a.accountId}/approvals/${approvalId}/deny`).set('X-CSRF-Token', csrf);
+    expect(twice.status).toBe(403);
+    expect(twice.body.error).toMatchObject({ code: 'forbidden', reason: 'already_decided' });
   });
 
   test('deny leaves the message and raises no event', async () => {
@@ -80,11 +80,11 @@ describe('Approvals for destructive steps (spec: Authentication rule 10)', () =>
     const m = await post(a.ownerApi, ch, { text: 'stays' });
     const del = await a.ownerApi.del(`/channels/${ch}/messages/${m.ts}`);
     const { agent, csrf } = await signInWeb(h, a.owner.email);
-    const deny = await agent.post(`/approvals/${del.body.error.approval_id}/deny`).set('X-CSRF-Token', csrf);
+    const deny = await agent.post(`/accounts/${a.accountId}/approvals/${del.body.error.approval_id}/deny`).set('X-CSRF-Token', csrf);
     expect(deny.status).toBe(200);
     expect(deny.body).toMatchObject({ status: 'denied', job_id: null });
     expect(await texts(a.ownerApi, ch)).toEqual(['stays']);
-    expect((await agent.get(`/approvals/${del.body.error.approval_id}`)).body.status).toBe('denied');
+    expect((await agent.get(`/accounts/${a.accountId}/approvals/${del.body.error.approval_id}`)).body.status).toBe('denied');
     expect(byType(await eventsOf(h, a.accountId), 'message.deleted')).toHaveLength(0);
   });
 
@@ -102,12 +102,12 @@ describe('Approvals for destructive steps (spec: Authentication rule 10)', () =>
     const id = del.body.error.approval_id;
     const carol = await memberCaller(h, a.accountId);
     const carolWeb = await signInWeb(h, carol.email);
-    expect((await carolWeb.agent.get(`/approvals/${id}`)).body.you_may_decide).toBe(false);
-    const refused = await carolWeb.agent.post(`/approvals/${id}/approve`).set('X-CSRF-Token', carolWeb.csrf);
+    expect((await carolWeb.agent.get(`/accounts/${a.accountId}/approvals/${id}`)).body.you_may_decide).toBe(false);
+    const refused = await carolWeb.agent.post(`/accounts/${a.accountId}/approvals/${id}/approve`).set('X-CSRF-Token', carolWeb.csrf);
     expect(refused.status).toBe(403);
     expect(refused.body.error.code).toBe('forbidden');
     const bobWeb = await signInWeb(h, bob.email);
-    const ok = await bobWeb.agent.post(`/approvals/${id}/approve`).set('X-CSRF-Token', bobWeb.csrf);
+    const ok = await bobWeb.agent.post(`/accounts/${a.accountId}/approvals/${id}/approve`).set('X-CSRF-Token', bobWeb.csrf);
     expect(ok.status).toBe(202);
     expect((await waitForJob(a.ownerApi, ok.body.job_id)).status).toBe('succeeded');
     expect(await texts(a.ownerApi, ch)).toEqual([]);
@@ -140,21 +140,23 @@ describe('Approvals for destructive steps (spec: Authentication rule 10)', () =>
     const m = await post(a.ownerApi, ch, { text: 'x' });
     const id = (await a.ownerApi.del(`/channels/${ch}/messages/${m.ts}`)).body.error.approval_id;
     // A credential cannot decide (on the API host the web session is refused first).
-    const viaKey = await request(h.api).post(`/approvals/${id}/approve`).set('Authorization', `Bearer ${a.ownerApi.key}`);
+    const viaKey = await request(h.api).post(`/accounts/${a.accountId}/approvals/${id}/approve`).set('Authorization', `Bearer ${a.ownerApi.key}`);
     expect(viaKey.status).toBe(403);
     expect(viaKey.body.error.reason).toBe('web_session_required');
     const stranger = await messagingAccount(h);
     const strangerWeb = await signInWeb(h, stranger.owner.email);
-    expect((await strangerWeb.agent.get(`/approvals/${id}`)).body.error.code).toBe('not_a_member');
-    expect((await strangerWeb.agent.get('/approvals/apr_unknown')).status).toBe(404);
+    expect((await strangerWeb.agent.get(`/accounts/${a.accountId}/approvals/${id}`)).body.error.code).toBe('not_a_member');
+    // Through the stranger's own account, an approval of another account does not exist.
+    expect((await strangerWeb.agent.get(`/accounts/${stranger.accountId}/approvals/${id}`)).status).toBe(404);
+    expect((await strangerWeb.agent.get(`/accounts/${stranger.accountId}/approvals/apr_unknown`)).status).toBe(404);
 
     const { agent, csrf } = await signInWeb(h, a.owner.email);
     h.clock.advance(24 * 3600_000 + 1000);
     try {
-      expect((await agent.get(`/approvals/${id}`)).body.status).toBe('expired');
-      const late = await agent.post(`/approvals/${id}/approve`).set('X-CSRF-Token', csrf);
-      expect(late.status).toBe(409);
-      expect(late.body.error.reason).toBe('expired');
+      expect((await agent.get(`/accounts/${a.accountId}/approvals/${id}`)).body.status).toBe('expired');
+      const late = await agent.post(`/accounts/${a.accountId}/approvals/${id}/approve`).set('X-CSRF-Token', csrf);
+      expect(late.status).toBe(403);
+      expect(late.body.error).toMatchObject({ code: 'forbidden', reason: 'expired' });
     } finally {
       h.clock.set(new Date());
     }

@@ -113,7 +113,7 @@ describe('Channels (spec: Endpoints / Channels)', () => {
     expect((await ro.get('/channels')).status).toBe(200);
   });
 
-  test('bad input is 400 invalid_request and a duplicate name is 409, never a 500', async () => {
+  test('bad input is 400 invalid_request; a taken name is 400 invalid_request, reason name_taken (issue 7 item 7), never a 500', async () => {
     const a = await messagingAccount(h);
     for (const body of [{}, { name: '' }, { name: 'has space' }, { name: 'x'.repeat(81) }, { name: 'ok', topic: 't'.repeat(251) }, { name: 5 }]) {
       const res = await a.ownerApi.post('/channels', body);
@@ -122,10 +122,12 @@ describe('Channels (spec: Endpoints / Channels)', () => {
     }
     await makeChannel(a.ownerApi, 'taken');
     const dup = await a.ownerApi.post('/channels', { name: 'TAKEN' });
-    expect(dup.status).toBe(409);
+    expect(dup.status).toBe(400);
+    expect(dup.body.error).toMatchObject({ code: 'invalid_request', reason: 'name_taken', field: 'name' });
     const other = await makeChannel(a.ownerApi, 'other');
     const rename = await a.ownerApi.patch(`/channels/${other}`, { name: 'taken' });
-    expect(rename.status).toBe(409);
+    expect(rename.status).toBe(400);
+    expect(rename.body.error).toMatchObject({ code: 'invalid_request', reason: 'name_taken', field: 'name' });
     expect((await a.ownerApi.get('/channels/ch_nope')).status).toBe(404);
   });
 

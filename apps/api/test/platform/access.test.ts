@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { createApiKey, getMemberByEmail, setMemberRole } from '@teamchat/core';
-import { addPerson, bearer, newAccount, newKey, signInWeb, startHarness, type Harness } from '../../../../test/support/harness';
+import { addPerson, bearer, newAccount, newAgent, newKey, signInWeb, startHarness, type Harness } from '../../../../test/support/harness';
 
 let h: Harness;
 beforeAll(async () => { h = await startHarness(); });
@@ -80,7 +80,7 @@ describe("Authentication rule 8: webhooks:manage never on a member's credential"
   test("a credential follows its person's current role: demoted to member, it can no longer grant webhooks:manage", async () => {
     const a = await newAccount(h);
     const admin = await addPerson(h, a.accountId, 'admin');
-    const key = await newKey(h, a.accountId, admin.email, ['identities:manage']);
+    const key = await newKey(h, a.accountId, admin.email, ['identities:manage', 'webhooks:manage']);
     const url = `/accounts/${a.accountId}/identities`;
     const before = await request(h.api).post(url).set(bearer(key)).send({ name: 'hooks-bot', scopes: ['webhooks:manage'] });
     expect(before.status).toBe(201);
@@ -112,5 +112,97 @@ describe('Authentication rule 5: channels:read and channels:write always granted
     expect(readOnly.read_only).toBe(true);
     expect(readOnly.scopes).toContain('channels:read');
     expect(readOnly.scopes).not.toContain('channels:write');
+  });
+});
+
+describe('Issue 7 item 1 (Authentication rules 4, 5): an agent registered through a credential gets at most that credential\'s scopes', () => {
+  const url = (accountId: string) => `/accounts/${accountId}/identities`;
+  const register = (accountId: string, key: string, body: object) => request(h.api).post(url(accountId)).set(bearer(key)).send(body);
+  const postChannel = (accountId: string, token: string) =>
+    request(h.api).post(`/accounts/${accountId}/channels`).set(bearer(token)).send({ name: `ch-${Math.random().toString(36).slice(2, 8)}` });
+
+  test('a read-only key makes only a read-only agent: it drops channels:write and cannot write', async () => {
+    const a = await newAccount(h);
+    const key = await newKey(h, a.accountId, a.owner.email, ['identities:manage'], { readOnly: true });
+    const res = await register(a.accountId, key, { name: 'reader' });
+    expect(res.status).toBe(201);
+    expect(res.body.read_only).toBe(true);
+    expect(res.body.scopes).toEqual(['channels:read']);
+    const write = await postChannel(a.accountId, res.body.token);
+    expect(write.status).toBe(403);
+    expect(write.body.error).toMatchObject({ code: 'insufficient_scope', required_scope: 'channels:write' });
+    expect((await request(h.api).get(`/accounts/${a.accountId}/channels`).set(bearer(res.body.token))).status).toBe(200);
+  });
+
+  test('a read-only key asking for channels:write explicitly → 403 insufficient_scope, reason scope_not_held', async () => {
+    const a = await newAccount(h);
+    const key = await newKey(h, a.accountId, a.owner.email, ['identities:manage'], { readOnly: true });
+    const res = await register(a.accountId, key, { name: 'writer', scopes: ['channels:write'] });
+    expect(res.status).toBe(403);
+    expect(res.body.error).toMatchObject({ code: 'insufficient_scope', reason: 'scope_not_held', required_scope: 'channels:write' });
+  });
+
+  test("an owner's key without webhooks:manage cannot grant it (nor any scope it lacks); nothing is created", async () => {
+    const a = await newAccount(h);
+    const key = await newKey(h, a.accountId, a.owner.email, ['identities:manage']);
+    for (const scope of ['webhooks:manage', 'audit:read', 'credentials:manage']) {
+      const res = await register(a.accountId, key, { name: 'escalator', scopes: [scope] });
+      expect(res.status).toBe(403);
+      expect(res.body.error).toMatchObject({ code: 'insufficient_scope', reason: 'scope_not_held', required_scope: scope });
+    }
+    const list = await request(h.api).get(url(a.accountId)).set(bearer(key));
+    expect(list.body.data.filter((i: { kind: string }) => i.kind === 'agent')).toEqual([]);
+    const plain = await register(a.accountId, key, { name: 'plain' });
+    expect(plain.status).toBe(201);
+    expect(plain.body).toMatchObject({ read_only: false, scopes: ['channels:read', 'channels:write'] });
+  });
+
+  test("an owner's key holding webhooks:manage may grant it, and any subset of its scopes", async () => {
+    const a = await newAccount(h);
+    const key = await newKey(h, a.accountId, a.owner.email, ['identities:manage', 'webhooks:manage', 'audit:read']);
+    const res = await register(a.accountId, key, { name: 'hooks', scopes: ['webhooks:manage', 'audit:read'] });
+    expect(res.status).toBe(201);
+    expect(res.body.scopes).toEqual(['channels:read', 'channels:write', 'webhooks:manage', 'audit:read']);
+  });
+
+  test("a member's key: never webhooks:manage (role), and nothing beyond the key's own scopes", async () => {
+    const a = await newAccount(h);
+    const member = await addPerson(h, a.accountId, 'member');
+    const key = await newKey(h, a.accountId, member.email, ['identities:manage', 'audit:read']);
+    const hooks = await register(a.accountId, key, { name: 'bot', scopes: ['webhooks:manage'] });
+    expect(hooks.status).toBe(403);
+    expect(hooks.body.error).toMatchObject({ code: 'forbidden', reason: 'role_scope' });
+    const other = await register(a.accountId, key, { name: 'bot', scopes: ['members:manage'] });
+    expect(other.body.error).toMatchObject({ code: 'insufficient_scope', reason: 'scope_not_held' });
+    const ok = await register(a.accountId, key, { name: 'bot', scopes: ['audit:read'] });
+    expect(ok.status).toBe(201);
+  });
+
+  test('an agent token registering an agent gives it at most its own scopes', async () => {
+    const a = await newAccount(h);
+    const parent = await newAgent(h, a.accountId, a.owner.email, ['identities:manage']);
+    const denied = await register(a.accountId, parent.token, { name: 'child', scopes: ['account:manage'] });
+    expect(denied.body.error).toMatchObject({ code: 'insufficient_scope', reason: 'scope_not_held', required_scope: 'account:manage' });
+    const child = await register(a.accountId, parent.token, { name: 'child', scopes: ['identities:manage'] });
+    expect(child.status).toBe(201);
+    expect(child.body.scopes).toEqual(['channels:read', 'channels:write', 'identities:manage']);
+  });
+
+  test("a web session grants up to its role: an owner may grant webhooks:manage, a member anything but it", async () => {
+    const a = await newAccount(h);
+    const owner = await signInWeb(h, a.owner.email);
+    const byOwner = await owner.agent.post(url(a.accountId)).set('X-CSRF-Token', owner.csrf)
+      .send({ name: 'hooks', scopes: ['webhooks:manage', 'credentials:manage', 'account:manage'] });
+    expect(byOwner.status).toBe(201);
+    expect(byOwner.body.read_only).toBe(false);
+    expect(byOwner.body.scopes).toEqual(expect.arrayContaining(['channels:write', 'webhooks:manage', 'credentials:manage', 'account:manage']));
+
+    const member = await addPerson(h, a.accountId, 'member');
+    const web = await signInWeb(h, member.email);
+    const byMember = await web.agent.post(url(a.accountId)).set('X-CSRF-Token', web.csrf).send({ name: 'm', scopes: ['audit:read', 'account:manage'] });
+    expect(byMember.status).toBe(201);
+    expect(byMember.body.scopes).toEqual(['channels:read', 'channels:write', 'audit:read', 'account:manage']);
+    const hooks = await web.agent.post(url(a.accountId)).set('X-CSRF-Token', web.csrf).send({ name: 'm2', scopes: ['webhooks:manage'] });
+    expect(hooks.body.error).toMatchObject({ code: 'forbidden', reason: 'role_scope' });
   });
 });

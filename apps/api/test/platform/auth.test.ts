@@ -191,3 +191,61 @@ describe('sign-in throttling', () => {
     expect((await request(h.web).post('/auth/sign-in').send({ email: a.owner.email, password: PASSWORD })).status).toBe(200);
   });
 });
+
+describe('Issue 7 item 8 (Authentication rule 1): a web session as Authorization: Bearer on the web host', () => {
+  async function signIn(email: string) {
+    const res = await request(h.web).post('/auth/sign-in').send({ email, password: PASSWORD });
+    expect(res.status).toBe(200);
+    return res.body as { session_token: string; csrf_token: string; expires_at: string };
+  }
+
+  test('sign-in returns the session token in its body; it works as a Bearer on the web host, writes need no CSRF token', async () => {
+    const a = await newAccount(h);
+    const body = await signIn(a.owner.email);
+    expect(body.session_token).toMatch(/^tc_ses_/);
+    expect(Date.parse(body.expires_at)).toBeGreaterThan(Date.now());
+    const read = await request(h.web).get(`/accounts/${a.accountId}`).set(bearer(body.session_token));
+    expect(read.status).toBe(200);
+    expect(read.body.your_role).toBe('owner');
+    const write = await request(h.web).post(`/accounts/${a.accountId}/identities`).set(bearer(body.session_token)).send({ name: 'bot' });
+    expect(write.status).toBe(201);
+    // It acts as a web session: web-session-only endpoints accept it.
+    const search = await request(h.web).get(`/accounts/${a.accountId}/search?q=x`).set(bearer(body.session_token));
+    expect(search.status).toBe(200);
+  });
+
+  test('the cookie still needs X-CSRF-Token for writes', async () => {
+    const a = await newAccount(h);
+    const { agent } = await signInWeb(h, a.owner.email);
+    const res = await agent.post(`/accounts/${a.accountId}/identities`).send({ name: 'bot' });
+    expect(res.body.error).toMatchObject({ code: 'forbidden', reason: 'csrf' });
+  });
+
+  test('an unknown, ended or malformed session Bearer → 401 unauthorized', async () => {
+    const a = await newAccount(h);
+    const unknown = await request(h.web).get(`/accounts/${a.accountId}`).set(bearer('tc_ses_nope'));
+    expect(unknown.status).toBe(401);
+    expect(unknown.body.error.code).toBe('unauthorized');
+    const body = await signIn(a.owner.email);
+    expect((await request(h.web).post('/auth/sign-out').set(bearer(body.session_token))).status).toBe(200);
+    const ended = await request(h.web).get(`/accounts/${a.accountId}`).set(bearer(body.session_token));
+    expect(ended.status).toBe(401);
+    const junk = await request(h.web).get(`/accounts/${a.accountId}`).set(bearer('whatever'));
+    expect(junk.status).toBe(401);
+  });
+
+  test('a key or agent token as Bearer on the web host is still wrong_host; a session Bearer on the API host too', async () => {
+    const a = await newAccount(h);
+    const key = await newKey(h, a.accountId, a.owner.email, ['account:manage']);
+    const agent = await newAgent(h, a.accountId, a.owner.email, []);
+    for (const secret of [key, agent.token]) {
+      const res = await request(h.web).post(`/accounts/${a.accountId}/identities`).set(bearer(secret)).send({ name: 'x' });
+      expect(res.status).toBe(401);
+      expect(res.body.error).toMatchObject({ code: 'unauthorized', reason: 'wrong_host', host: 'http://api.test' });
+    }
+    const body = await signIn(a.owner.email);
+    const onApi = await request(h.api).get(`/accounts/${a.accountId}`).set(bearer(body.session_token));
+    expect(onApi.status).toBe(401);
+    expect(onApi.body.error).toMatchObject({ code: 'unauthorized', reason: 'wrong_host', host: 'http://web.test' });
+  });
+});

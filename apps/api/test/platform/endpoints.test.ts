@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { createJob, setAccountPlan, setAccountState, setMemberRole } from '@teamchat/core';
 import { startWorker, type RunningWorker } from '@teamchat/worker/src/worker';
+import { echoJob } from '../../../../test/support/jobs';
 import { addPerson, bearer, newAccount, newAgent, newKey, signInWeb, startHarness, type Harness } from '../../../../test/support/harness';
 
 let h: Harness;
@@ -73,9 +74,9 @@ test('GET /api-keys: prefix, scopes and last use, never a secret', async () => {
 test('GET /jobs/{jobId}: a job runs in the worker and reports its result', async () => {
   const a = await newAccount(h);
   const key = await newKey(h, a.accountId, a.owner.email, ALL);
-  const job = await createJob(h.deps.database.db, { accountId: a.accountId, type: 'echo', payload: { value: 42 } });
+  const job = await createJob(h.deps.database.db, { accountId: a.accountId, type: echoJob.type, payload: { value: 42 } });
   const queued = await request(h.api).get(`/accounts/${a.accountId}/jobs/${job.id}`).set(bearer(key));
-  expect(queued.body).toMatchObject({ id: job.id, type: 'echo', status: 'queued', result: null, error: null, finished_at: null });
+  expect(queued.body).toMatchObject({ id: job.id, type: 'test.echo', status: 'queued', result: null, error: null, finished_at: null });
   await h.deps.jobQueue.enqueue(job.id);
   let body = queued.body;
   for (let i = 0; i < 100 && body.status !== 'succeeded'; i++) {
@@ -90,7 +91,7 @@ test('GET /jobs/{jobId}: a job runs in the worker and reports its result', async
 test('a job whose enqueue was lost is picked up by the maintenance sweep', async () => {
   const a = await newAccount(h);
   const key = await newKey(h, a.accountId, a.owner.email, ALL);
-  const job = await createJob(h.deps.database.db, { accountId: a.accountId, type: 'echo', payload: { value: 'swept' } });
+  const job = await createJob(h.deps.database.db, { accountId: a.accountId, type: echoJob.type, payload: { value: 'swept' } });
   // Never enqueued: make it look old enough to be stranded.
   const { jobs, eq, sql } = await import('@teamchat/db');
   await h.deps.database.db.update(jobs).set({ createdAt: sql`now() - interval '1 minute'` }).where(eq(jobs.id, job.id));
@@ -105,7 +106,7 @@ test('a job whose enqueue was lost is picked up by the maintenance sweep', async
 test('a job left running by a dead worker is put back and run again', async () => {
   const a = await newAccount(h);
   const key = await newKey(h, a.accountId, a.owner.email, ALL);
-  const job = await createJob(h.deps.database.db, { accountId: a.accountId, type: 'echo', payload: { value: 'again' } });
+  const job = await createJob(h.deps.database.db, { accountId: a.accountId, type: echoJob.type, payload: { value: 'again' } });
   const { jobs, eq, sql } = await import('@teamchat/db');
   await h.deps.database.db
     .update(jobs)
@@ -123,7 +124,7 @@ test('a job of another account, or none, → 404', async () => {
   const a = await newAccount(h);
   const b = await newAccount(h);
   const key = await newKey(h, a.accountId, a.owner.email, ALL);
-  const jobB = await createJob(h.deps.database.db, { accountId: b.accountId, type: 'echo', payload: {} });
+  const jobB = await createJob(h.deps.database.db, { accountId: b.accountId, type: echoJob.type, payload: {} });
   expect((await request(h.api).get(`/accounts/${a.accountId}/jobs/${jobB.id}`).set(bearer(key))).status).toBe(404);
   expect((await request(h.api).get(`/accounts/${a.accountId}/jobs/job_nope`).set(bearer(key))).status).toBe(404);
 });

@@ -1,6 +1,7 @@
 import express from 'express';
 import request from 'supertest';
 import { eq, users } from '@teamchat/db';
+import { ERROR_STATUS } from '@teamchat/core';
 import { errorHandler } from '../../src/http/error-handler';
 import { requestContext } from '../../src/http/request-id';
 import { bearer, newAccount, newKey, startHarness, type Harness } from '../../../../test/support/harness';
@@ -78,7 +79,7 @@ describe('Errors: a 5xx is 500 internal with status_url and the request id, neve
   });
 });
 
-describe('Errors: a unique-constraint violation that escapes a use case is 409 conflict, not 500', () => {
+describe('Errors (issue 7 item 7): a unique-constraint violation that escapes a use case is 400 invalid_request naming the clash, never 409 conflict or 500', () => {
   test('a duplicate insert through Drizzle', async () => {
     const app = express();
     app.set('deps', h.deps);
@@ -90,7 +91,15 @@ describe('Errors: a unique-constraint violation that escapes a use case is 409 c
     });
     app.use(errorHandler);
     const res = await request(app).get('/dup');
-    expect(res.status).toBe(409);
-    expect(res.body.error.code).toBe('conflict');
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'invalid_request', reason: 'email_taken', field: 'email' });
+  });
+
+  test('the error map holds only the spec\'s codes: no conflict', () => {
+    expect(Object.keys(ERROR_STATUS).sort()).toEqual([
+      'budget_exceeded', 'confirmation_required', 'edit_conflict', 'forbidden', 'idempotency_conflict', 'insufficient_scope',
+      'internal', 'invalid_cursor', 'invalid_request', 'not_a_member', 'not_found', 'rate_limited', 'read_only', 'stale',
+      'suspended', 'unauthorized',
+    ]);
   });
 });

@@ -116,3 +116,30 @@ describe('Limits rule 4: Idempotency-Key on creating POSTs', () => {
     expect(await agentCount(a.accountId)).toBe(1);
   });
 });
+
+describe('Issue 7 item 3: a stored idempotent response that carries a secret is kept encrypted', () => {
+  test("a new agent's token is not in the stored row in plaintext; the replay still returns it", async () => {
+    const { a, key, url } = await setup();
+    const idem = randomUUID();
+    const first = await request(h.api).post(url).set(bearer(key)).set('Idempotency-Key', idem).send({ name: 'sealed-bot' });
+    expect(first.status).toBe(201);
+    const token = first.body.token as string;
+    expect(token).toMatch(/^tc_agt_/);
+
+    const rows = await h.deps.database.db.execute(
+      sql`select response_body::text as body, response_headers::text as headers from idempotency_keys where key = ${idem}`,
+    );
+    const row = rows.rows[0] as { body: string; headers: string };
+    expect(row.body).not.toContain(token);
+    expect(row.body).not.toContain(token.slice(7)); // not even the random part
+    expect(row.body).not.toContain('sealed-bot'); // the whole body is sealed, not only the token
+    expect(row.headers).not.toContain(token);
+
+    const again = await request(h.api).post(url).set(bearer(key)).set('Idempotency-Key', idem).send({ name: 'sealed-bot' });
+    expect(again.status).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(again.body.token).toBe(token);
+    expect(await agentCount(a.accountId)).toBe(1);
+  });
+});

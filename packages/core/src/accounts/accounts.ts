@@ -54,6 +54,16 @@ export async function countSeats(db: Executor, accountId: string): Promise<numbe
 }
 
 /** The error an inactive account answers on every route under it (spec: Account states). */
+/**
+ * For background work asked for while the account was active (an approved deletion, ...): when
+ * it runs, a read-only or suspended account runs nothing (the same codes as its routes answer).
+ */
+export async function assertAccountActive(db: Executor, accountId: string): Promise<void> {
+  const account = await requireAccount(db, accountId);
+  const error = accountStateError(account.state);
+  if (error) throw new AppError(error.code, `${error.message} The job ran nothing.`);
+}
+
 export function accountStateError(state: string): AppError | null {
   if (state === 'read_only') return new AppError('read_only', 'This account is read-only.');
   if (state === 'suspended') return new AppError('suspended', 'This account is suspended.');

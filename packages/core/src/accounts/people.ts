@@ -1,5 +1,5 @@
 import { and, eq, identities, members, sql, users, type Executor } from '@teamchat/db';
-import { AppError, errors } from '../errors';
+import { errors } from '../errors';
 import { hashPassword, verifyPassword } from '../crypto';
 import { newId } from '../ids';
 import type { Role } from '../scopes';
@@ -37,7 +37,7 @@ export async function addMember(tx: Executor, input: { accountId: string; userId
     .select()
     .from(members)
     .where(and(eq(members.accountId, input.accountId), eq(members.userId, input.userId)));
-  if (already) throw new AppError('conflict', `${input.email} is already a member of this account.`);
+  if (already) throw errors.taken(`${input.email} is already a member of this account.`, 'already_member', 'email');
   const [identity] = await tx
     .insert(identities)
     .values({ id: newId('identity'), accountId: input.accountId, kind: 'person', name: input.email, userId: input.userId })

@@ -5,7 +5,7 @@ import { hashSecret } from '../crypto';
 import { errors } from '../errors';
 import { newId } from '../ids';
 import type { Actor, Principal } from '../principal';
-import { resolveCredentialScopes, type Role } from '../scopes';
+import { resolveCredentialScopes, type Grantor, type Role } from '../scopes';
 import { displayPrefix, newSecret } from './tokens';
 
 type CredentialRow = typeof credentials.$inferSelect;
@@ -31,13 +31,19 @@ export async function createApiKey(
 
 /**
  * Registers an agent identity and issues its token. The agent spends the approving person's
- * seat, and can hold only scopes that person's role allows.
+ * seat, and can hold only scopes that person's role allows. Registered through a credential
+ * (`grantor`), it holds at most that credential's scopes, and a read-only credential makes a
+ * read-only agent (issue 7 item 1); a web session or the operator CLI grants up to the role.
  */
 export async function createAgent(
   tx: Executor,
-  input: { accountId: string; name: string; approvedByUserId: string; approverRole: Role; scopes: string[]; actor?: Actor },
+  input: {
+    accountId: string; name: string; approvedByUserId: string; approverRole: Role; scopes: string[]; actor?: Actor;
+    grantor?: Grantor & { readOnly: boolean };
+  },
 ) {
-  const scopes = resolveCredentialScopes(input.scopes, input.approverRole, false);
+  const readOnly = input.grantor?.readOnly ?? false;
+  const scopes = resolveCredentialScopes(input.scopes, input.approverRole, readOnly, input.grantor);
   const [identity] = await tx
     .insert(identities)
     .values({ id: newId('identity'), accountId: input.accountId, kind: 'agent', name: input.name, approvedByUserId: input.approvedByUserId })
@@ -46,13 +52,13 @@ export async function createAgent(
   const id = newId('credential');
   await tx.insert(credentials).values({
     id, accountId: input.accountId, kind: 'agent_token', userId: input.approvedByUserId, identityId: identity.id,
-    prefix: displayPrefix(token), secretHash: hashSecret(token), scopes, readOnly: false,
+    prefix: displayPrefix(token), secretHash: hashSecret(token), scopes, readOnly,
   });
   await recordAudit(tx, {
     accountId: input.accountId, action: 'agent.created', actor: input.actor, via: 'cli',
-    targetType: 'identity', targetId: identity.id, data: { approved_by: input.approvedByUserId, scopes, credential_id: id },
+    targetType: 'identity', targetId: identity.id, data: { approved_by: input.approvedByUserId, scopes, read_only: readOnly, credential_id: id },
   });
-  return { identity, credentialId: id, token, scopes };
+  return { identity, credentialId: id, token, scopes, readOnly };
 }
 
 export async function revokeCredential(tx: Executor, input: { accountId: string; credentialId: string; actor?: Actor }) {

@@ -12,6 +12,9 @@ export interface SignInResult {
   csrfToken: string;
   expiresAt: Date;
   body: {
+    /** the session as a bearer credential for the web host (issue 7 item 8); the cookie carries the same */
+    session_token: string;
+    expires_at: string;
     csrf_token: string;
     user: { id: string; email: string };
     accounts: Array<{ id: string; name: string; role: string; plan: string; state: string }>;
@@ -42,7 +45,7 @@ export async function signIn(
       data: { user_id: user.id, session_id: sessionId }, requestId: input.requestId,
     });
   }
-  return { token, csrfToken, expiresAt, body: { csrf_token: csrfToken, user: { id: user.id, email: user.email }, accounts: memberships } };
+  return { token, csrfToken, expiresAt, body: { session_token: token, expires_at: expiresAt.toISOString(), csrf_token: csrfToken, user: { id: user.id, email: user.email }, accounts: memberships } };
 }
 
 export interface SessionAuth {

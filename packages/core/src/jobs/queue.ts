@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
 import type Redis from 'ioredis';
+import { JOB_RETRY } from './catalogue';
 
 export const JOBS_QUEUE = 'jobs';
 
@@ -17,9 +18,9 @@ export class JobQueue {
     this.queue.on('error', () => undefined);
   }
 
-  /** Idempotent: BullMQ ignores a second add with the same jobId. */
+  /** Idempotent: BullMQ ignores a second add with the same jobId. Transient failures retry per JOB_RETRY. */
   async enqueue(jobId: string): Promise<void> {
-    await this.queue.add('run', { jobId }, { jobId, removeOnComplete: 1000, removeOnFail: 5000 });
+    await this.queue.add('run', { jobId }, { jobId, ...JOB_RETRY, removeOnComplete: 1000, removeOnFail: 5000 });
   }
 
   close(): Promise<void> {

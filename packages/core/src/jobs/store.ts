@@ -70,6 +70,11 @@ export async function finishJob(
     .where(eq(jobs.id, jobId));
 }
 
+/** Puts a running job back to queued so its next attempt (a BullMQ retry) can claim it again. */
+export async function releaseJob(db: Executor, jobId: string): Promise<void> {
+  await db.update(jobs).set({ status: 'queued', startedAt: null }).where(and(eq(jobs.id, jobId), eq(jobs.status, 'running')));
+}
+
 /** Jobs queued longer than `olderThanMs`: the enqueue after commit may have been lost. */
 export async function findStrandedJobs(db: Executor, olderThanMs: number, limit = 100): Promise<string[]> {
   const rows = await db

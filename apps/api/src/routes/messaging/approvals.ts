@@ -2,29 +2,31 @@ import { Router } from 'express';
 import Joi from 'joi';
 import { decideApproval, getApproval } from '@teamchat/core';
 import { requireWebSession } from '../../http/account';
-import { depsOf, locals } from '../../http/locals';
+import { actorOf, depsOf, locals } from '../../http/locals';
 import { validate } from '../../http/validate';
 
-const params = { id: Joi.string().max(64).required() };
+const params = { approvalId: Joi.string().max(64).required() };
 
 /**
- * /approvals/{id}: a signed-in person sees what a credential asked to destroy and who asked,
- * then approves (the step runs as a background job; the answer carries job_id) or denies.
+ * /accounts/{accountId}/approvals/{approvalId}: a signed-in person of the account sees what a
+ * credential asked to destroy and who asked, then approves (the step runs as a background job;
+ * the answer carries job_id) or denies. Mounted under the account, so membership, account state
+ * and the seat's limits are checked as on every account route.
  */
 export function approvalsRouter(): Router {
-  const router = Router();
+  const router = Router({ mergeParams: true });
 
-  router.get('/approvals/:id', requireWebSession, validate({ params }), async (req, res) => {
+  router.get('/approvals/:approvalId', requireWebSession, validate({ params }), async (req, res) => {
     const deps = depsOf(req);
-    res.json(await getApproval(deps.database.db, { principal: locals(res).principal!, approvalId: locals(res).valid.params.id, now: deps.now() }));
+    res.json(await getApproval(deps.database.db, { actor: actorOf(res), approvalId: locals(res).valid.params.approvalId, now: deps.now() }));
   });
 
   for (const decision of ['approve', 'deny'] as const) {
-    router.post(`/approvals/:id/${decision}`, requireWebSession, validate({ params }), async (req, res) => {
+    router.post(`/approvals/:approvalId/${decision}`, requireWebSession, validate({ params }), async (req, res) => {
       const deps = depsOf(req);
       const l = locals(res);
       const { approval, jobId } = await deps.database.db.transaction((tx) =>
-        decideApproval(tx, { principal: l.principal!, approvalId: l.valid.params.id, decision, now: deps.now(), requestId: l.requestId }));
+        decideApproval(tx, { actor: actorOf(res), approvalId: l.valid.params.approvalId, decision, now: deps.now() }));
       // Enqueue only after commit; if Redis is down the worker's sweep picks the queued job up.
       if (jobId) await deps.jobQueue.enqueue(jobId).catch((err: Error) => l.log.warn('enqueue after approval failed', { error: err.message }));
       res.status(jobId ? 202 : 200).json({

@@ -95,7 +95,7 @@ export function messagesRouter(): Router {
     throw new AppError(
       'confirmation_required',
       'Deleting a message through a credential needs a person to confirm it: open approval_url while signed in.',
-      { approval_id: out.approval.id, approval_url: `${deps.config.publicWebUrl}/approvals/${out.approval.id}`, expires_at: out.approval.expiresAt.toISOString() },
+      { approval_id: out.approval.id, approval_url: `${deps.config.publicWebUrl}/accounts/${out.approval.accountId}/approvals/${out.approval.id}`, expires_at: out.approval.expiresAt.toISOString() },
     );
   });
 

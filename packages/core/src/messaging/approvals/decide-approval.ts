@@ -1,11 +1,11 @@
 import { and, approvals, channels, eq, identities, messages, users, type Executor } from '@teamchat/db';
-import { accountStateError } from '../../accounts/accounts';
-import { getIdentity, resolveActor } from '../../accounts/directory';
+import { getIdentity } from '../../accounts/directory';
 import { recordAudit } from '../../audit';
 import { AppError, errors } from '../../errors';
 import { createJob } from '../../jobs/store';
-import type { Actor, Principal } from '../../principal';
+import type { Actor } from '../../principal';
 import { isManager } from '../../scopes';
+import { isChannelMember } from '../access';
 import { parseTs } from '../ts';
 import type { ApprovalRow } from '../views';
 import { MESSAGE_DELETE_JOB } from './job-types';
@@ -18,17 +18,15 @@ export function statusOf(row: ApprovalRow, now: Date): ApprovalStatus {
 }
 
 /**
- * The signed-in person behind `principal`, inside the approval's account (403 not_a_member if
- * they have no seat there; an inactive account answers read_only/suspended).
+ * An approval of the actor's account. The account's checks (membership, state, limits) already
+ * ran on the route (it lives under /accounts/{accountId}); an approval of another account is not
+ * found.
  */
-async function approvalActor(db: Executor, principal: Principal, approvalId: string, options: { forUpdate?: boolean } = {}) {
-  const query = db.select().from(approvals).where(eq(approvals.id, approvalId));
+async function loadApproval(db: Executor, actor: Actor, approvalId: string, options: { forUpdate?: boolean } = {}) {
+  const query = db.select().from(approvals).where(and(eq(approvals.id, approvalId), eq(approvals.accountId, actor.accountId)));
   const [row] = options.forUpdate ? await query.for('update') : await query;
   if (!row) throw errors.notFound('approval');
-  const { account, actor } = await resolveActor(db, principal, row.accountId);
-  const stateError = accountStateError(account.state);
-  if (stateError) throw stateError;
-  return { row, actor };
+  return row;
 }
 
 /** The author of what is destroyed (or the person who approved that agent), or an owner/admin. */
@@ -40,11 +38,22 @@ async function mayDecide(db: Executor, actor: Actor, row: ApprovalRow): Promise<
   return owner?.kind === 'agent' && owner.approvedByUserId === actor.userId;
 }
 
-/** What will happen and who asked: GET /approvals/{id}. */
-export async function getApproval(db: Executor, input: { principal: Principal; approvalId: string; now: Date }) {
-  const { row, actor } = await approvalActor(db, input.principal, input.approvalId);
+/**
+ * What will happen and who asked: GET /accounts/{accountId}/approvals/{approvalId}. The message's
+ * text (and a DM's or a channel's name) is shown only to a person who can read that channel, i.e.
+ * its members (issue 7 item 2); anyone else with a seat sees the rest, `can_read_channel: false`.
+ */
+export async function getApproval(db: Executor, input: { actor: Actor; approvalId: string; now: Date }) {
+  const { actor } = input;
+  const row = await loadApproval(db, actor, input.approvalId);
   const target = row.target as { channel_id: string; ts: string };
-  const [channel] = await db.select({ name: channels.name, kind: channels.kind }).from(channels).where(eq(channels.id, target.channel_id));
+  const [channel] = await db
+    .select({ name: channels.name, kind: channels.kind })
+    .from(channels)
+    .where(and(eq(channels.id, target.channel_id), eq(channels.accountId, actor.accountId)));
+  const canRead = Boolean(channel) && (await isChannelMember(db, target.channel_id, actor.identityId));
+  // Owners and admins may see a regular channel's name (as on GET /channels/{id}); never a DM's.
+  const mayNameChannel = canRead || (channel?.kind === 'channel' && isManager(actor.role));
   const [message] = await db
     .select({ author: messages.authorIdentityId, text: messages.text })
     .from(messages)
@@ -61,12 +70,13 @@ export async function getApproval(db: Executor, input: { principal: Principal; a
     summary: row.summary,
     target: {
       channel_id: target.channel_id,
-      channel_name: channel?.name ?? null,
+      channel_name: mayNameChannel ? (channel?.name ?? null) : null,
       channel_kind: channel?.kind ?? null,
       ts: target.ts,
       exists: Boolean(message),
       author: message?.author ?? row.ownerIdentityId,
-      text_preview: message ? message.text.slice(0, 280) : null,
+      can_read_channel: canRead,
+      text_preview: message && canRead ? message.text.slice(0, 280) : null,
     },
     requested_by: {
       user_id: row.requestedByUserId,
@@ -90,13 +100,14 @@ export async function getApproval(db: Executor, input: { principal: Principal; a
  */
 export async function decideApproval(
   tx: Executor,
-  input: { principal: Principal; approvalId: string; decision: 'approve' | 'deny'; now: Date; requestId?: string },
+  input: { actor: Actor; approvalId: string; decision: 'approve' | 'deny'; now: Date },
 ): Promise<{ approval: ApprovalRow; jobId: string | null }> {
-  const { row, actor } = await approvalActor(tx, input.principal, input.approvalId, { forUpdate: true });
-  actor.requestId = input.requestId;
+  const { actor } = input;
+  const row = await loadApproval(tx, actor, input.approvalId, { forUpdate: true });
   const status = statusOf(row, input.now);
   if (status !== 'pending') {
-    throw new AppError('conflict', status === 'expired' ? 'This approval has expired; ask again.' : `This approval was already ${status}.`, { reason: status === 'expired' ? 'expired' : 'already_decided', status });
+    // Deciding what is no longer pending is a refused action (spec Errors: forbidden), not a 409.
+    throw new AppError('forbidden', status === 'expired' ? 'This approval has expired; ask again.' : `This approval was already ${status}.`, { reason: status === 'expired' ? 'expired' : 'already_decided', status });
   }
   if (!(await mayDecide(tx, actor, row))) {
     throw new AppError('forbidden', 'Only the author of the message or an owner/admin may decide this.', { reason: 'not_author' });

@@ -1,6 +1,6 @@
 import { channelMembers, channels, type Executor } from '@teamchat/db';
 import { recordAudit } from '../../audit';
-import { AppError } from '../../errors';
+import { errors } from '../../errors';
 import { newId } from '../../ids';
 import type { Actor } from '../../principal';
 import type { ChannelRow } from '../access';
@@ -26,7 +26,7 @@ export async function createChannel(
     // The only conflict possible is the per-account unique name.
     .onConflictDoNothing()
     .returning();
-  if (!row) throw new AppError('conflict', `A channel named ${input.name} already exists.`, { field: 'name' });
+  if (!row) throw errors.taken(`A channel named ${input.name} already exists.`, 'name_taken', 'name');
   await tx.insert(channelMembers).values({ channelId: row.id, identityId: actor.identityId, accountId: actor.accountId });
   await recordEvent(tx, {
     type: 'channel.created',

@@ -1,6 +1,6 @@
 import { and, channels, eq, ne, sql, type Executor } from '@teamchat/db';
 import { recordAudit } from '../../audit';
-import { AppError } from '../../errors';
+import { AppError, errors } from '../../errors';
 import type { Actor } from '../../principal';
 import { loadChannel, type ChannelRow } from '../access';
 
@@ -26,7 +26,7 @@ export async function updateChannel(
       .select({ id: channels.id })
       .from(channels)
       .where(and(eq(channels.accountId, actor.accountId), eq(channels.kind, 'channel'), ne(channels.id, channel.id), eq(sql`lower(${channels.name})`, input.name.toLowerCase())));
-    if (taken) throw new AppError('conflict', `A channel named ${input.name} already exists.`, { field: 'name' });
+    if (taken) throw errors.taken(`A channel named ${input.name} already exists.`, 'name_taken', 'name');
   }
   const [row] = await tx
     .update(channels)
