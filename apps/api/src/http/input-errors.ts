@@ -10,6 +10,12 @@ export function fromCallerInput(err: unknown): AppError | null {
   if (err instanceof URIError && (err as { status?: number }).status === 400) {
     return errors.invalid('The path holds a malformed percent-encoding.', { field: 'path' });
   }
+  // body-parser's stream failures carry no `type` (a corrupt gzip body: zlib's "incorrect header
+  // check"); http-errors marks every client error `expose` with a 4xx status.
+  const httpError = err as { expose?: unknown; status?: unknown };
+  if (httpError.expose === true && typeof httpError.status === 'number' && httpError.status >= 400 && httpError.status < 500) {
+    return errors.invalid('The request body could not be read (is its Content-Encoding right?).', { field: 'body' });
+  }
   const sqlstate = sqlStateOf(err);
   // SQLSTATE class 22, data exception: invalid text encoding (22021), NUL in jsonb (22P05),
   // a number out of range (22003), bad text for a type (22P02), bad date/time (22007, 22008), ...
