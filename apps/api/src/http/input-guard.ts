@@ -22,8 +22,13 @@ export function stringProblem(value: string): string | null {
   return null;
 }
 
-/** Field names are echoed in the error, so a name that is itself hostile is shown made safe. */
-const safeName = (name: string) => name.replace(/\u0000/g, '\\u0000').replace(/[\uD800-\uDFFF]/g, '\uFFFD');
+/** Field names are echoed in the error, so a name that is itself hostile is shown made safe and short. */
+const safeName = (name: string) => clip(name.replaceAll('\u0000', '\\u0000').replace(new RegExp(LONE_SURROGATE.source, 'g'), '\uFFFD'), 100);
+
+/** Errors never echo more than `max` characters of what the caller sent. */
+export function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
 
 /** The first hostile string, key or nesting in `value` (walked without recursion), or null. */
 export function findHostileInput(value: unknown, part: string): HostileInput | null {

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import Joi from 'joi';
 import { AppError } from '@teamchat/core';
-import { findHostileInput } from './input-guard';
+import { clip, findHostileInput } from './input-guard';
 import { locals } from './locals';
 
 export interface RequestSchemas {
@@ -11,8 +11,9 @@ export interface RequestSchemas {
   headers?: Joi.PartialSchemaMap;
 }
 
-/** 400 invalid_request naming the first problem's field, all problems in `details`. */
-function invalid(part: string, details: Array<{ field: string; message: string }>): AppError {
+/** 400 invalid_request naming the first problem's field, all problems in `details` (each clipped: Joi may quote the value). */
+function invalid(part: string, problems: Array<{ field: string; message: string }>): AppError {
+  const details = problems.slice(0, 20).map((d) => ({ field: clip(d.field, 100), message: clip(d.message, 300) }));
   return new AppError('invalid_request', `Invalid ${part === 'body' ? 'field' : part} ${details[0].field}: ${details[0].message}.`, {
     field: details[0].field,
     details,

@@ -123,6 +123,17 @@ describe('Issue 7 item 4: the rest of the class answers 4xx, never 500', () => {
     expect(ok.status).toBe(201);
   });
 
+  test('an error never echoes a huge hostile field name or value (found by the properties: a 70 KB answer reset the connection)', async () => {
+    const s = await setup();
+    const res = await request(h.api).get(`${s.base}/channels?${'%00'.repeat(3000)}=x`).set(bearer(s.key));
+    expect(res.status).toBe(400);
+    expect(res.body.error.field.length).toBeLessThanOrEqual(101);
+    expect(res.text.length).toBeLessThan(2000);
+    const long = await request(h.api).post(`${s.base}/channels`).set(bearer(s.key)).send({ name: 'A'.repeat(50_000) });
+    expect(long.status).toBe(400);
+    expect(long.text.length).toBeLessThan(2000);
+  });
+
   test('safety net: a PostgreSQL data exception (SQLSTATE 22xxx) raised by input maps to 400 invalid_request', async () => {
     const app = express();
     app.set('deps', h.deps);
