@@ -191,6 +191,8 @@ export interface HeaderSet {
   authorization?: string;
   /** replaces the CSRF token (web host) */
   csrf?: string;
+  /** replaces the session cookie (web host) */
+  cookie?: string;
 }
 
 /** `arb` in about one run out of `every`, else absent. */
@@ -211,4 +213,5 @@ export const headersArb: fc.Arbitrary<HeaderSet> = fc.record({
   accept: sometimes(headerText, 5),
   authorization: sometimes(fc.oneof(fc.constantFrom('Bearer', 'Bearer ', 'Basic abc', 'Bearer tc_key_forged', 'Bearer tc_agt_x', 'Bearer tc_ses_forged'), headerText), 10),
   csrf: sometimes(headerText, 10),
+  cookie: sometimes(fc.oneof(fc.constantFrom('tc_session=%00', 'tc_session=%zz', 'tc_session=', 'tc_session=tc_ses_x; tc_session=y', '=; ;'), headerText), 10),
 });

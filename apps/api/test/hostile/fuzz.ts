@@ -117,6 +117,7 @@ async function send(fx: Fixture, host: Host, row: RouteRow, r: HostileRequest): 
   const hd = r.headers;
   if (hd.authorization !== undefined) t = t.set('Authorization', hd.authorization);
   if (hd.csrf !== undefined && host === 'web') t = t.set('X-CSRF-Token', hd.csrf);
+  if (hd.cookie !== undefined) t = t.set('Cookie', hd.cookie);
   if (hd.idempotencyKey !== undefined) t = t.set('Idempotency-Key', hd.idempotencyKey);
   if (hd.ifMatch !== undefined) t = t.set('If-Match', hd.ifMatch);
   if (hd.requestId !== undefined) t = t.set('X-Request-Id', hd.requestId);
