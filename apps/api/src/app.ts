@@ -8,7 +8,7 @@ import { requestContext } from './http/request-id';
 import { authRouter } from './routes/auth';
 import { buildRouter } from './routes';
 
-/** Request bodies above this are refused with 400 invalid_request (field `body`). */
+/** Request bodies above this (after decompression) answer 400 invalid_request, reason body_too_large (docs/api.md "Hostile input"). */
 export const BODY_LIMIT = '1mb';
 
 /**

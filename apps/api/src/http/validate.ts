@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import Joi from 'joi';
 import { AppError } from '@teamchat/core';
+import { clip, findHostileInput } from './input-guard';
 import { locals } from './locals';
 
 export interface RequestSchemas {
@@ -10,8 +11,19 @@ export interface RequestSchemas {
   headers?: Joi.PartialSchemaMap;
 }
 
+/** 400 invalid_request naming the first problem's field, all problems in `details` (each clipped: Joi may quote the value). */
+function invalid(part: string, problems: Array<{ field: string; message: string }>): AppError {
+  const details = problems.slice(0, 20).map((d) => ({ field: clip(d.field, 100), message: clip(d.message, 300) }));
+  return new AppError('invalid_request', `Invalid ${part === 'body' ? 'field' : part} ${details[0].field}: ${details[0].message}.`, {
+    field: details[0].field,
+    details,
+  });
+}
+
 /**
- * Validates params, query, body and headers at the edge. Unknown fields are ignored (stripped);
+ * Validates params, query, body and headers at the edge. First, every string of the path
+ * params, the query and the body, known fields or not, must pass the input guard (no NUL, no
+ * lone surrogate, bounded nesting; docs/api.md "Hostile input"). Unknown fields are ignored (stripped);
  * the first problem is named in `field`, all of them in `details`. Coerced values land in
  * res.locals.valid (Express 5 makes req.query read-only).
  */
@@ -25,6 +37,10 @@ export function validate(schemas: RequestSchemas) {
   return (req: Request, res: Response, next: NextFunction) => {
     const valid = locals(res).valid;
     const sources = { params: req.params, query: req.query, body: req.body ?? {}, headers: req.headers } as const;
+    for (const part of ['params', 'query', 'body'] as const) {
+      const hostile = findHostileInput(sources[part], part);
+      if (hostile) throw invalid(part, [hostile]);
+    }
     for (const part of ['params', 'query', 'headers', 'body'] as const) {
       const schema = compiled[part];
       if (!schema) continue;
@@ -34,11 +50,7 @@ export function validate(schemas: RequestSchemas) {
       }
       const { value, error } = schema.validate(input, { abortEarly: false, stripUnknown: part === 'body', convert: true });
       if (error) {
-        const details = error.details.map((d) => ({ field: d.path.join('.') || part, message: d.message.replace(/"/g, '') }));
-        throw new AppError('invalid_request', `Invalid ${part === 'body' ? 'field' : part} ${details[0].field}: ${details[0].message}.`, {
-          field: details[0].field,
-          details,
-        });
+        throw invalid(part, error.details.map((d) => ({ field: d.path.join('.') || part, message: d.message.replace(/"/g, '') })));
       }
       valid[part] = value;
     }

@@ -27,7 +27,7 @@ const patchBody = Joi.object({
   text: messageTextSchema,
   attachments: attachmentsSchema,
   links: linksSchema,
-  version: Joi.number().integer().min(1),
+  version: Joi.number().integer().min(1).max(2_147_483_647), // the column is a PostgreSQL integer
 }).or('text', 'attachments', 'links');
 
 const channelParams = { channelId: channelIdParam };
