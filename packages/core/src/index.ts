@@ -22,6 +22,7 @@ export * from './auth/tokens';
 export * from './auth/credentials';
 export * from './auth/sessions';
 export * from './deps';
+export * from './events';
 export * from './messaging';
 export * from './limits';
 export * from './search/search-messages';

@@ -97,14 +97,21 @@ describe('Events written in the same transaction (spec: Events / Subscribable ev
     expect(removed.map((r) => r.type)).toEqual(['reaction.removed']);
     expect(removedAgain).toEqual([]);
     for (const r of [...added, ...removed]) {
-      expect(r.data).toEqual({ channel: { id: ch, kind: 'channel' }, ts: m.ts, author: a.owner.identityId, emoji: 'tada', by: a.owner.identityId });
+      // Issue 11: reaction events carry the message's session and counts too; never text.
+      expect(r.data).toEqual({
+        channel: { id: ch, kind: 'channel' }, ts: m.ts, author: a.owner.identityId, thread_ts: null,
+        session: null, links_count: 1, attachments_count: 0, emoji: 'tada', by: a.owner.identityId,
+      });
     }
 
     const { agent, csrf } = await signInWeb(h, a.owner.email);
     const deleted = await raisedBy(a.accountId, () =>
       agent.delete(`/accounts/${a.accountId}/channels/${ch}/messages/${m.ts}`).set('X-CSRF-Token', csrf).expect(204));
     expect(deleted.map((r) => r.type)).toEqual(['message.deleted']);
-    expect(deleted[0].data).toEqual({ channel: { id: ch, kind: 'channel' }, ts: m.ts, author: a.owner.identityId, thread_ts: null, deleted_by: a.owner.identityId });
+    expect(deleted[0].data).toEqual({
+      channel: { id: ch, kind: 'channel' }, ts: m.ts, author: a.owner.identityId, thread_ts: null,
+      session: null, links_count: 1, attachments_count: 0, deleted_by: a.owner.identityId,
+    });
     expect(JSON.stringify(deleted[0].data)).not.toContain(secret);
   });
 

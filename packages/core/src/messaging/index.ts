@@ -1,8 +1,8 @@
-// Messaging domain: channels, messages, threads, reactions, DMs, approvals and their outbox events.
+// Messaging domain: channels, messages, threads, reactions, DMs, approvals. Their outbox rows are
+// built by ../events (the one owner of event rows and bodies).
 export * from './ts';
 export * from './mentions';
 export * from './content';
-export * from './events';
 export * from './access';
 export * from './views';
 export * from './channels/create-channel';

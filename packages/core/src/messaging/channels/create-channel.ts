@@ -4,7 +4,7 @@ import { errors } from '../../errors';
 import { newId } from '../../ids';
 import type { Actor } from '../../principal';
 import type { ChannelRow } from '../access';
-import { recordEvent } from '../events';
+import { channelCreatedEvent, recordEvent } from '../../events';
 
 /** Creates a channel; its creator becomes its first member; raises channel.created. */
 export async function createChannel(
@@ -28,11 +28,7 @@ export async function createChannel(
     .returning();
   if (!row) throw errors.taken(`A channel named ${input.name} already exists.`, 'name_taken', 'name');
   await tx.insert(channelMembers).values({ channelId: row.id, identityId: actor.identityId, accountId: actor.accountId });
-  await recordEvent(tx, {
-    type: 'channel.created',
-    accountId: actor.accountId,
-    data: { channel: { id: row.id, kind: 'channel' }, by: actor.identityId },
-  });
+  await recordEvent(tx, channelCreatedEvent({ accountId: actor.accountId, channelId: row.id, by: actor.identityId }));
   await recordAudit(tx, { accountId: actor.accountId, action: 'channel.created', actor, targetType: 'channel', targetId: row.id, data: { name: row.name } });
   return row;
 }

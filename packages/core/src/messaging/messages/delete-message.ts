@@ -4,11 +4,10 @@ import type { Actor } from '../../principal';
 import { isWebSession } from '../../principal';
 import { requestApproval } from '../approvals/request-approval';
 import type { ChannelRow } from '../access';
-import { recordEvent } from '../events';
+import { messageDeletedEvent, recordEvent } from '../../events';
 import { formatTs } from '../ts';
 import type { ApprovalRow, MessageRow } from '../views';
 import { assertMayChange, loadMessage } from './load';
-import { messagePointers } from './post-message';
 
 /**
  * Deletes a message for good, with its reactions; a reply also lowers its thread's reply
@@ -28,12 +27,7 @@ export async function performMessageDelete(
       .set({ replyCount: sql`GREATEST(${messages.replyCount} - 1, 0)` })
       .where(and(eq(messages.channelId, m.channelId), eq(messages.tsMicros, m.threadTsMicros)));
   }
-  const { session: _session, links_count: _l, attachments_count: _a, ...pointers } = messagePointers(m, channel.kind as 'channel' | 'dm');
-  await recordEvent(tx, {
-    type: 'message.deleted',
-    accountId: m.accountId,
-    data: { ...pointers, deleted_by: input.deletedBy, ...(input.approvalId ? { approval_id: input.approvalId } : {}) },
-  });
+  await recordEvent(tx, messageDeletedEvent({ message: m, kind: channel.kind, deletedBy: input.deletedBy, approvalId: input.approvalId }));
   await recordAudit(tx, {
     accountId: m.accountId, action: 'message.deleted', actor: input.actor, via: input.actor ? undefined : 'system',
     targetType: 'message', targetId: `${m.channelId}/${formatTs(m.tsMicros)}`,

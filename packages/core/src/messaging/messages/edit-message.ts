@@ -2,18 +2,18 @@ import { and, eq, identities, inArray, messages, sql, type Executor } from '@tea
 import { AppError } from '../../errors';
 import type { Actor } from '../../principal';
 import type { Attachment } from '../content';
-import { recordEvent } from '../events';
+import { editRaisesEvent, messageEditedEvent, recordEvent } from '../../events';
 import { parseMentions } from '../mentions';
 import type { MessageRow } from '../views';
 import { assertMayChange, loadMessage } from './load';
-import { messageContent, messagePointers } from './post-message';
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /**
  * Edits a message's text, attachments or links (author or owner/admin). `expectedVersion`
  * (If-Match or body `version`) that no longer matches → 409 edit_conflict. A real change bumps
- * `version`, re-parses mentions (no new mention events) and raises message.edited; a PATCH that
+ * `version` and re-parses mentions (no new mention events); message.edited is raised only when the
+ * text or the attachments changed (spec Events: a links-only edit raises none). A PATCH that
  * changes nothing returns the message as it is.
  */
 export async function editMessage(
@@ -53,10 +53,8 @@ export async function editMessage(
     .set({ ...changes, version: sql`${messages.version} + 1`, editedAt: sql`now()` })
     .where(and(eq(messages.channelId, message.channelId), eq(messages.tsMicros, message.tsMicros)))
     .returning();
-  await recordEvent(tx, {
-    type: 'message.edited',
-    accountId: actor.accountId,
-    data: { ...messagePointers(row, channel.kind as 'channel' | 'dm'), version: row.version, edited_by: actor.identityId, content: messageContent(row) },
-  });
+  if (editRaisesEvent(message, row)) {
+    await recordEvent(tx, messageEditedEvent({ message: row, kind: channel.kind, editedBy: actor.identityId }));
+  }
   return row;
 }

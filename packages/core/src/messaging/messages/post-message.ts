@@ -3,16 +3,10 @@ import { errors } from '../../errors';
 import type { Actor } from '../../principal';
 import { explainNoAccess } from '../access';
 import type { Attachment } from '../content';
-import { recordEvents, type EventData, type EventInput } from '../events';
+import { messagePostedEvents, recordEvents, type MessageSession } from '../../events';
 import { parseMentions } from '../mentions';
-import { allocateTs, formatTs } from '../ts';
+import { allocateTs } from '../ts';
 import type { MessageRow } from '../views';
-
-/** Filled by the MCP server for posts made through one of its sessions; null otherwise. */
-export interface MessageSession {
-  client: string;
-  version: string;
-}
 
 export interface PostMessageInput {
   actor: Actor;
@@ -87,43 +81,6 @@ export async function postMessage(tx: Executor, input: PostMessageInput): Promis
         .from(channelMembers)
         .where(and(eq(channelMembers.channelId, input.channelId), ne(channelMembers.identityId, actor.identityId)))).map((r) => r.id)
     : [];
-  await recordEvents(tx, postEvents(message, kind as 'channel' | 'dm', parent?.author ?? null, parsed.broadcast, dmOthers));
+  await recordEvents(tx, messagePostedEvents({ message, kind, parentAuthor: parent?.author ?? null, broadcast: parsed.broadcast, dmRecipients: dmOthers }));
   return message;
-}
-
-/** The pointer fields every message event carries. */
-export function messagePointers(m: MessageRow, kind: 'channel' | 'dm'): EventData {
-  return {
-    channel: { id: m.channelId, kind },
-    ts: formatTs(m.tsMicros),
-    author: m.authorIdentityId,
-    thread_ts: m.threadTsMicros === null ? null : formatTs(m.threadTsMicros),
-    session: m.session ?? null,
-    links_count: (m.links as unknown[]).length,
-    attachments_count: (m.attachments as unknown[]).length,
-  };
-}
-
-/** Text-mode-only content: the text exactly as posted and the attached links. */
-export function messageContent(m: MessageRow): EventData['content'] {
-  return { text: m.text, links: m.links as string[] };
-}
-
-function postEvents(
-  m: MessageRow,
-  kind: 'channel' | 'dm',
-  parentAuthor: string | null,
-  broadcast: 'channel' | 'here' | null,
-  dmOthers: string[],
-): EventInput[] {
-  const base = messagePointers(m, kind);
-  const content = messageContent(m);
-  const ev = (type: EventInput['type'], extra: Record<string, unknown> = {}): EventInput =>
-    ({ type, accountId: m.accountId, data: { ...base, ...extra, content } });
-  const out: EventInput[] = [ev('message.posted', { mentions: m.mentions, broadcast: m.broadcast })];
-  if (m.threadTsMicros !== null) out.push(ev('thread.replied', { parent_author: parentAuthor }));
-  for (const to of m.mentions) if (to !== m.authorIdentityId) out.push(ev('mention', { to }));
-  if (broadcast) out.push(ev('mention', { broadcast: true, broadcast_kind: broadcast, from: m.authorIdentityId }));
-  for (const to of dmOthers) out.push(ev('dm.received', { to }));
-  return out;
 }

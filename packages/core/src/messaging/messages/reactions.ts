@@ -1,7 +1,6 @@
 import { and, eq, reactions, type Executor } from '@teamchat/db';
 import type { Actor } from '../../principal';
-import { recordEvent } from '../events';
-import { formatTs } from '../ts';
+import { reactionEvent, recordEvent } from '../../events';
 import { loadMessage } from './load';
 
 interface ReactionInput {
@@ -9,11 +8,6 @@ interface ReactionInput {
   channelId: string;
   tsMicros: bigint;
   emoji: string;
-}
-
-function reactionEventData(channel: { id: string; kind: string }, m: { tsMicros: bigint; authorIdentityId: string }, emoji: string, by: string) {
-  // Never text (spec: reaction events).
-  return { channel: { id: channel.id, kind: channel.kind as 'channel' | 'dm' }, ts: formatTs(m.tsMicros), author: m.authorIdentityId, emoji, by };
 }
 
 /** PUT a reaction: idempotent; reaction.added only when it is new. */
@@ -25,7 +19,7 @@ export async function addReaction(tx: Executor, input: ReactionInput): Promise<{
     .onConflictDoNothing()
     .returning();
   if (inserted.length) {
-    await recordEvent(tx, { type: 'reaction.added', accountId: input.actor.accountId, data: reactionEventData(channel, message, input.emoji, input.actor.identityId) });
+    await recordEvent(tx, reactionEvent({ type: 'reaction.added', message, kind: channel.kind, emoji: input.emoji, by: input.actor.identityId }));
   }
   return { added: inserted.length > 0 };
 }
@@ -41,7 +35,7 @@ export async function removeReaction(tx: Executor, input: ReactionInput): Promis
     ))
     .returning();
   if (removed.length) {
-    await recordEvent(tx, { type: 'reaction.removed', accountId: input.actor.accountId, data: reactionEventData(channel, message, input.emoji, input.actor.identityId) });
+    await recordEvent(tx, reactionEvent({ type: 'reaction.removed', message, kind: channel.kind, emoji: input.emoji, by: input.actor.identityId }));
   }
   return { removed: removed.length > 0 };
 }

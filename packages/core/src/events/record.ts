@@ -1,0 +1,25 @@
+import { events, type Executor } from '@teamchat/db';
+import { newId } from '../ids';
+import type { EventInput } from './types';
+
+/**
+ * The outbox writer: inserts the events in the caller's transaction, so they exist exactly
+ * when the change does (a rolled-back write leaves none). Returns the event ids.
+ */
+export async function recordEvents(tx: Executor, inputs: EventInput[]): Promise<string[]> {
+  if (inputs.length === 0) return [];
+  const rows = inputs.map((e) => ({
+    id: newId('event'),
+    accountId: e.accountId,
+    type: e.type,
+    channelId: 'channel' in e.data ? e.data.channel.id : null,
+    data: e.data,
+  }));
+  await tx.insert(events).values(rows);
+  return rows.map((r) => r.id);
+}
+
+export async function recordEvent(tx: Executor, input: EventInput): Promise<string> {
+  const [id] = await recordEvents(tx, [input]);
+  return id;
+}
