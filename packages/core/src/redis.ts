@@ -1,13 +1,20 @@
 import Redis, { RedisOptions } from 'ioredis';
 
 /**
+ * A producer's command that gets no answer in this long (ms) fails, so a Redis that accepts
+ * connections but answers nothing cannot hang a request (issue 7 item 9).
+ */
+export const PRODUCER_COMMAND_TIMEOUT_MS = 1_000;
+
+/**
  * Redis connections. Producers (the API) fail fast instead of queueing commands while Redis is
- * away; workers wait for it (BullMQ requires maxRetriesPerRequest: null for blocking commands).
+ * away, and give up on a command after PRODUCER_COMMAND_TIMEOUT_MS; workers wait for it (BullMQ
+ * requires maxRetriesPerRequest: null for blocking commands).
  */
 export function createRedis(url: string, role: 'producer' | 'worker', extra: RedisOptions = {}): Redis {
   const options: RedisOptions =
     role === 'producer'
-      ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, ...extra }
+      ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS, ...extra }
       : { maxRetriesPerRequest: null, ...extra };
   const redis = new Redis(url, options);
   // Without a listener an unreachable Redis would crash the process with an unhandled 'error'.

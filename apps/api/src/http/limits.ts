@@ -1,8 +1,9 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { rateLimit, type RateLimitInfo } from 'express-rate-limit';
+import { rateLimit, type ClientRateLimitInfo, type Options, type RateLimitInfo, type Store } from 'express-rate-limit';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
 import {
-  AppError, budgetExceeded, chargeUnits, readCost, seatOf, type Deps, type Plan, type UnitUsage,
+  AppError, LocalWindowCounter, budgetExceeded, chargeUnits, readCost, redisAvailability, seatOf,
+  type Deps, type Plan, type UnitUsage,
 } from '@teamchat/core';
 import { actorOf, depsOf, locals, type RequestLocals } from './locals';
 
@@ -20,6 +21,10 @@ import { actorOf, depsOf, locals, type RequestLocals } from './locals';
  *    Spent: 429 budget_exceeded with `budget` and Retry-After.
  *
  * Both are skipped when config.limitsEnabled is false (benchmarks).
+ *
+ * While Redis is away (docs/limits.md "When Redis is away") the minute is counted in this process
+ * and units are neither checked nor charged; each such decision is counted and logged at most
+ * once per interval (core limits/availability). Redis is used again as soon as it answers.
  */
 
 const WINDOW_MS = 60_000;
@@ -42,14 +47,57 @@ function seatKey(res: Response): string {
   return `${actor.accountId}:${actor.userId}`;
 }
 
+/**
+ * The Redis store, or while Redis is away an in-process window per seat (each API process then
+ * allows the full limit on its own).
+ */
+class DegradableStore implements Store {
+  private readonly local = new LocalWindowCounter(WINDOW_MS);
+  constructor(private readonly deps: Deps, private readonly redisStore: RedisStore) {}
+
+  get prefix(): string {
+    return this.redisStore.prefix;
+  }
+
+  init(options: Options): void {
+    this.redisStore.init(options);
+  }
+
+  async increment(key: string): Promise<ClientRateLimitInfo> {
+    const availability = redisAvailability(this.deps.redis);
+    let error: unknown;
+    if (availability.usable()) {
+      try {
+        return await this.redisStore.increment(key);
+      } catch (err) {
+        error = err;
+        availability.failed();
+      }
+    }
+    const now = this.deps.now().getTime();
+    availability.degraded('minute_limit_local', this.deps.logger, now, error);
+    const w = this.local.hit(key, now);
+    return { totalHits: w.count, resetTime: new Date(w.resetAt) };
+  }
+
+  async decrement(key: string): Promise<void> {
+    await this.redisStore.decrement(key).catch(() => undefined);
+  }
+
+  async resetKey(key: string): Promise<void> {
+    this.local.reset(key);
+    await this.redisStore.resetKey(key).catch(() => undefined);
+  }
+}
+
 function buildMinuteLimiter(deps: Deps): RequestHandler {
-  const store = new RedisStore({
+  const redisStore = new RedisStore({
     sendCommand: (command: string, ...args: string[]) => deps.redis.call(command, ...args) as Promise<RedisReply>,
     prefix: `${deps.config.redisPrefix}:limits:minute:`,
   });
   // The store starts loading its scripts at construction and awaits them only on use; a
   // failure there (Redis away) is retried on use, so it must not surface as an unhandled rejection.
-  const pending = store as unknown as { incrementScriptSha?: Promise<string>; getScriptSha?: Promise<string> };
+  const pending = redisStore as unknown as { incrementScriptSha?: Promise<string>; getScriptSha?: Promise<string> };
   pending.incrementScriptSha?.catch(() => undefined);
   pending.getScriptSha?.catch(() => undefined);
 
@@ -59,7 +107,7 @@ function buildMinuteLimiter(deps: Deps): RequestHandler {
     keyGenerator: (_req, res) => seatKey(res),
     standardHeaders: 'draft-8',
     legacyHeaders: false,
-    store,
+    store: new DegradableStore(deps, redisStore),
     // Built on the first request of each deps set (buildRouter has no deps), see limiterFor.
     validate: { creationStack: false },
     handler: (req, _res, next) => {
@@ -128,12 +176,20 @@ function chargeReadAtEnd(req: Request, res: Response, reserved: UnitUsage): void
       return finish();
     }
     const account = locals(res).account!;
+    const availability = redisAvailability(deps.redis);
+    if (!availability.usable()) {
+      availability.degraded('units_not_charged', locals(res).log, deps.now().getTime());
+      return finish();
+    }
     chargeUnits({ ...seatOf(deps, account.id, account.plan as Plan, actorOf(res).userId), units: cost - 1, check: false })
       .then((u) => {
         locals(res).limits!.units = u;
         setUnitHeaders(res, cost, u);
       })
-      .catch((err: Error) => locals(res).log.error('charging a read failed', { error: err.message, units: cost - 1 }))
+      .catch((err: Error) => {
+        availability.failed();
+        availability.degraded('units_not_charged', locals(res).log, deps.now().getTime(), err);
+      })
       .finally(finish);
     return res;
   } as Response['end'];
@@ -141,9 +197,26 @@ function chargeReadAtEnd(req: Request, res: Response, reserved: UnitUsage): void
 
 async function spendUnits(req: Request, res: Response): Promise<void> {
   const deps = depsOf(req);
-  const account = locals(res).account!;
+  const l = locals(res);
+  const account = l.account!;
   const now = deps.now();
-  const charged = await chargeUnits({ ...seatOf(deps, account.id, account.plan as Plan, actorOf(res).userId), now, units: 1 });
+  const availability = redisAvailability(deps.redis);
+  let charged;
+  let error: unknown;
+  if (availability.usable()) {
+    try {
+      charged = await chargeUnits({ ...seatOf(deps, account.id, account.plan as Plan, actorOf(res).userId), now, units: 1 });
+    } catch (err) {
+      error = err;
+      availability.failed();
+    }
+  }
+  if (!charged) {
+    // Redis away: the call goes through uncharged and unchecked (docs/limits.md).
+    availability.degraded('units_not_charged', l.log, now.getTime(), error);
+    l.limits!.degraded = true;
+    return;
+  }
   if (!charged.allowed) throw budgetExceeded(charged, now);
   locals(res).limits!.units = charged;
   if (READ_METHODS.has(req.method)) chargeReadAtEnd(req, res, charged);
@@ -157,7 +230,7 @@ export function enforceLimits(req: Request, res: Response, next: NextFunction): 
     next();
     return;
   }
-  locals(res).limits = {};
+  locals(res).limits = { degraded: false };
   void limiterFor(deps)(req, res, (err?: unknown) => {
     if (err) {
       next(err);

@@ -15,7 +15,7 @@ export interface RequestLocals {
   account?: AccountRow;
   actor?: Actor;
   /** what this request spent of the seat's limits (set by enforceLimits) */
-  limits?: { minute?: RateLimitInfo; units?: UnitUsage };
+  limits?: { minute?: RateLimitInfo; units?: UnitUsage; /** Redis was away: units not charged, the minute counted in process */ degraded?: boolean };
   valid: { params: Record<string, any>; query: Record<string, any>; body: any; headers: Record<string, any> };
 }
 
