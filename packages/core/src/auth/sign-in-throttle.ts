@@ -1,9 +1,9 @@
 import type Redis from 'ioredis';
 import { createHash } from 'node:crypto';
-import { AppError } from '../errors';
 import type { Logger } from '../logger';
 import { redisAvailability } from '../limits/availability';
 import { LocalWindowCounter } from '../limits/local-window';
+import { rateLimited } from '../limits/refusals';
 
 /** Failed sign-ins allowed per email in the window before further attempts are refused. */
 export const SIGN_IN_MAX_FAILURES = 10;
@@ -45,15 +45,11 @@ async function onRedis<T>(redis: Redis, log: Logger | undefined, op: () => Promi
   return undefined;
 }
 
-function refuse(retryAfterS: number): AppError {
-  const retryAfter = Math.max(1, retryAfterS);
-  return new AppError(
-    'rate_limited',
-    `Too many failed sign-ins for this email; retry after ${retryAfter} s.`,
-    { scope: 'sign_in', retry_after: retryAfter },
-    { 'Retry-After': String(retryAfter) },
-  );
-}
+const refuse = (retryAfterS: number) => rateLimited({
+  scope: 'sign_in',
+  retryAfterS,
+  message: (s) => `Too many failed sign-ins for this email; retry after ${s} s.`,
+});
 
 /** Refuses with 429 rate_limited (scope `sign_in`) once an email has too many recent failures. */
 export async function assertSignInAllowed(redis: Redis, prefix: string, email: string, log?: Logger): Promise<void> {
