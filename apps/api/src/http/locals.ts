@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Actor, Deps, Logger, Principal } from '@teamchat/core';
-import type { AccountRow, SessionAuth, UnitUsage } from '@teamchat/core';
+import type { AccountMembership, AccountRow, SessionAuth, UnitUsage } from '@teamchat/core';
 import type { RateLimitInfo } from 'express-rate-limit';
 
 export type Host = 'api' | 'web';
@@ -12,6 +12,8 @@ export interface RequestLocals {
   host: Host;
   principal?: Principal;
   session?: SessionAuth;
+  /** the caller's seat in the account of the path, read with the credential (accountContext uses it) */
+  membership?: AccountMembership;
   account?: AccountRow;
   actor?: Actor;
   /** what this request spent of the seat's limits (set by enforceLimits) */
