@@ -166,7 +166,8 @@ function chargeReadAtEnd(req: Request, res: Response, reserved: UnitUsage): void
     }
     const l = locals(res);
     const account = l.account!;
-    chargeReadTail(seatOf(deps, account.id, account.plan as Plan, actorOf(res).userId), tail, l.log)
+    // chargeReadTail never rejects (Redis away: not charged, logged as degraded).
+    void chargeReadTail(seatOf(deps, account.id, account.plan as Plan, actorOf(res).userId), tail, l.log)
       .then((u) => {
         if (!u) return;
         l.limits!.units = u;
