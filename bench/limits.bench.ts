@@ -16,7 +16,7 @@ function mean(ms: Measured[]): Measured {
   const avg = (f: (m: Measured) => number) => ms.reduce((a, m) => a + f(m), 0) / ms.length;
   return {
     rps: avg((m) => m.rps), p50: avg((m) => m.p50), p99: avg((m) => m.p99), ok: avg((m) => m.ok), bad: avg((m) => m.bad),
-    cpuUsPerReq: avg((m) => m.cpuUsPerReq), pgPerReq: avg((m) => m.pgPerReq), redisPerReq: avg((m) => m.redisPerReq),
+    cpuUsPerReq: avg((m) => m.cpuUsPerReq), systemPct: avg((m) => m.systemPct), pgPerReq: avg((m) => m.pgPerReq), redisPerReq: avg((m) => m.redisPerReq),
   };
 }
 

@@ -14,6 +14,8 @@ export interface Measured {
   bad: number;
   /** server CPU µs per request */
   cpuUsPerReq: number;
+  /** share of that CPU time spent in the kernel (socket and file writes), % */
+  systemPct: number;
   pgPerReq: number;
   redisPerReq: number;
 }
@@ -41,6 +43,7 @@ export async function measure(server: BenchServer, opts: autocannon.Options): Pr
     ok,
     bad,
     cpuUsPerReq: s.cpuUs / total,
+    systemPct: (100 * s.systemUs) / Math.max(1, s.cpuUs),
     pgPerReq: s.pgQueries / total,
     redisPerReq: s.redisCommands / total,
   };
@@ -56,6 +59,7 @@ export function row(route: string, m: Measured, baseline?: Measured) {
     'non-2xx/err': m.bad,
     '% of baseline': baseline ? Number(((100 * m.rps) / baseline.rps).toFixed(1)) : '',
     'CPU µs/req': Math.round(m.cpuUsPerReq),
+    'kernel %': Math.round(m.systemPct),
     'PG rt/req': Number(m.pgPerReq.toFixed(2)),
     'Redis cmd/req': Number(m.redisPerReq.toFixed(2)),
   };

@@ -25,6 +25,8 @@ export interface SeedResult {
 export interface StatsSnapshot {
   /** CPU time (user + system) of the server process over the interval, µs */
   cpuUs: number;
+  /** of which in the kernel (system time), µs */
+  systemUs: number;
   wallMs: number;
   /** PostgreSQL queries sent (one round trip each) */
   pgQueries: number;

@@ -89,6 +89,7 @@ async function main(): Promise<void> {
       const cpu = process.cpuUsage(mark.cpu);
       return {
         cpuUs: cpu.user + cpu.system,
+        systemUs: cpu.system,
         wallMs: Number(process.hrtime.bigint() - mark.at) / 1e6,
         pgQueries: counters.pg - mark.pg,
         redisCommands: counters.redis - mark.redis,
