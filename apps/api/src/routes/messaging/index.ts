@@ -8,8 +8,9 @@ export { approvalsRouter } from './approvals';
 /** Channels, messages, threads, reactions and DMs under /accounts/{accountId}. */
 export function messagingRouter(): Router {
   const router = Router({ mergeParams: true });
-  router.use(channelsRouter());
+  // Messages first: the hottest routes (the paths do not overlap).
   router.use(messagesRouter());
+  router.use(channelsRouter());
   router.use(dmsRouter());
   return router;
 }
