@@ -26,23 +26,26 @@ export default async function limitsBench(ctx: BenchContext): Promise<BenchResul
     const seed = await server.seed();
     const headers = { authorization: `Bearer ${seed.key}` };
     const routes = [
-      { name: 'GET /accounts/{id}', path: `/accounts/${seed.accountId}` },
-      { name: 'GET messages (page of 50)', path: `/accounts/${seed.accountId}/channels/${seed.readChannel}/messages` },
+      { id: 'account', name: 'GET /accounts/{id}', path: `/accounts/${seed.accountId}` },
+      { id: 'messages', name: 'GET messages (page of 50)', path: `/accounts/${seed.accountId}/channels/${seed.readChannel}/messages` },
     ];
     const rows = [];
-    for (const r of routes) {
+    // BENCH_ONLY=account,messages picks routes; BENCH_MODES=on (or off) measures one side only (for a profile)
+    const only = process.env.BENCH_ONLY?.split(',');
+    const modes = (process.env.BENCH_MODES?.split(',') ?? ['off', 'on']) as Array<'off' | 'on'>;
+    for (const r of routes.filter((x) => !only || only.includes(x.id))) {
       const runs: Record<'on' | 'off', Measured[]> = { on: [], off: [] };
       for (let i = 0; i < ROUNDS; i += 1) {
-        for (const mode of ['off', 'on'] as const) {
+        for (const mode of modes) {
           const m = await measure(server, { url: `http://127.0.0.1:${server.ready.ports[mode]}${r.path}`, headers });
           if (m.bad > 0) throw new Error(`${r.name} (limits ${mode}): ${m.bad} non-2xx/errors; the bench must not be throttled`);
           runs[mode].push(m);
         }
       }
-      const off = mean(runs.off);
-      const on = mean(runs.on);
-      rows.push(row(`${r.name}, limits off`, off));
-      rows.push({ ...row(`${r.name}, limits on`, on, off), 'extra CPU µs/req': Math.round(on.cpuUsPerReq - off.cpuUsPerReq) });
+      const off = runs.off.length ? mean(runs.off) : undefined;
+      const on = runs.on.length ? mean(runs.on) : undefined;
+      if (off) rows.push(row(`${r.name}, limits off`, off));
+      if (on) rows.push({ ...row(`${r.name}, limits on`, on, off), 'extra CPU µs/req': off ? Math.round(on.cpuUsPerReq - off.cpuUsPerReq) : '' });
     }
     return {
       title: `Fair-use limits on vs off (${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${DURATION_S}s per mode after ${WARMUP_S}s warm-up each)`,
