@@ -19,6 +19,9 @@ export function createApp(deps: Deps, host: Host): Express {
   const app = express();
   app.set('deps', deps);
   app.set('trust proxy', false);
+  // With trust proxy off req.ip is the socket's address; Express would derive it through
+  // proxy-addr on every read, and express-rate-limit reads it on every request.
+  Object.defineProperty(app.request, 'ip', { configurable: true, enumerable: true, get(this: express.Request) { return this.socket?.remoteAddress; } });
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
