@@ -3,6 +3,11 @@
  * `node --cpu-prof`, e.g. `BENCH_CPU_PROF=/tmp/prof npm run bench -- messages`), by self time:
  * per area (a package under node_modules, our own workspace folder, node internals, GC) and per
  * function. Idle time is left out of the percentages.
+ *
+ * Weighted by sample COUNT, not by the profile's time deltas: a delta is the wall time since the
+ * previous sample, so a thread descheduled inside a syscall (a socket write that wakes
+ * PostgreSQL or Redis on a busy 2-core machine) would be charged for the time other processes
+ * ran. Counting samples charges each sample one sampling interval of this thread's own running.
  */
 import fs from 'node:fs';
 
@@ -37,7 +42,10 @@ function main(): void {
   const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
-  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  // One sample ≈ one sampling interval of running (the median delta; node's default is 1 ms).
+  const deltas = [...profile.timeDeltas].sort((a, b) => a - b);
+  const interval = deltas[Math.floor(deltas.length / 2)] ?? 1000;
+  for (const id of profile.samples) self.set(id, (self.get(id) ?? 0) + interval);
 
   const areas = new Map<string, number>();
   const fns = new Map<string, number>();

@@ -27,7 +27,7 @@ export interface Measured {
 export async function measure(server: BenchServer, opts: autocannon.Options): Promise<Measured> {
   await autocannon({ connections: CONNECTIONS, ...opts, duration: WARMUP_S });
   await server.start();
-  const r = await autocannon({ connections: CONNECTIONS, ...opts, duration: DURATION_S });
+  const r = await autocannon({ connections: CONNECTIONS, duration: DURATION_S, ...opts });
   const s = await server.stop();
   const ok = r['2xx'];
   const bad = r.non2xx + r.errors + r.timeouts;
@@ -49,7 +49,7 @@ export async function measure(server: BenchServer, opts: autocannon.Options): Pr
   };
 }
 
-export function row(route: string, m: Measured, baseline?: Measured) {
+export function row(route: string, m: Measured, baseline?: Measured): Record<string, string | number> {
   return {
     route,
     'req/s': Math.round(m.rps),

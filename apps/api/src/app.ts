@@ -3,6 +3,7 @@ import cookieParser from 'cookie-parser';
 import type { Deps } from '@teamchat/core';
 import { authenticateFor, wrongHost } from './http/authenticate';
 import { errorHandler, notFoundHandler } from './http/error-handler';
+import { meterReads } from './http/limits';
 import type { Host } from './http/locals';
 import { requestContext } from './http/request-id';
 import { authRouter } from './routes/auth';
@@ -25,6 +26,7 @@ export function createApp(deps: Deps, host: Host): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  meterReads(app);
 
   app.use(requestContext(host));
   app.get(['/healthz', '/status'], (_req, res) => {

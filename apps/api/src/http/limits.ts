@@ -1,4 +1,4 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import { rateLimit, type ClientRateLimitInfo, type RateLimitInfo, type Store } from 'express-rate-limit';
 import {
   MINUTE_WINDOW_MS, ReadMeter, budgetExceeded, chargeCall, chargeReadTail, minuteKey, rateLimited, seatOf,
@@ -144,39 +144,40 @@ function setUnitHeaders(res: Response, cost: number, u: UnitUsage): void {
 }
 
 /**
- * Feeds the body to a ReadMeter as it is written; at res.end charges the read's tail (if any)
- * before the response leaves, then ends it.
+ * Installs the read meter on an app, once: res.write/res.end on the app's response prototype
+ * (Express's app.response) feed a metered read's body to its ReadMeter and, at res.end, charge
+ * its tail (if any) before the response leaves. Patching each response object instead would turn
+ * it into a slow dictionary-mode object for the rest of its request.
  */
-function chargeReadAtEnd(req: Request, res: Response, reserved: UnitUsage): void {
-  const deps = depsOf(req);
-  const meter = new ReadMeter();
-  const write = res.write;
-  const end = res.end;
-  res.write = function (this: Response, chunk: unknown, ...rest: unknown[]) {
-    meter.add(chunk, rest[0]);
-    return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+export function meterReads(app: Express): void {
+  const proto = app.response as Response;
+  const write = proto.write as (...a: unknown[]) => boolean;
+  const end = proto.end as (...a: unknown[]) => Response;
+  proto.write = function meteredWrite(this: Response, ...args: unknown[]) {
+    (this.locals as RequestLocals).limits?.read?.meter.add(args[0], args[1]);
+    return write.apply(this, args);
   } as Response['write'];
-  res.end = function (this: Response, ...args: unknown[]) {
-    res.end = end;
-    const [chunk, encoding] = args;
-    if (typeof chunk !== 'function') meter.add(chunk, encoding);
-    const finish = () => (end as (...a: unknown[]) => Response).apply(res, args);
-    const tail = meter.tail();
+  proto.end = function meteredEnd(this: Response, ...args: unknown[]) {
+    const l = this.locals as RequestLocals;
+    const read = l.limits?.read;
+    if (!read) return end.apply(this, args);
+    l.limits!.read = undefined;
+    if (typeof args[0] !== 'function') read.meter.add(args[0], args[1]);
+    const tail = read.meter.tail();
     if (tail === 0) {
-      setUnitHeaders(res, 1, reserved);
-      return finish();
+      setUnitHeaders(this, 1, read.reserved);
+      return end.apply(this, args);
     }
-    const l = locals(res);
     const account = l.account!;
     // chargeReadTail never rejects (Redis away: not charged, logged as degraded).
-    void chargeReadTail(seatOf(deps, account.id, account.plan as Plan, actorOf(res).userId), tail, l.log)
+    void chargeReadTail(seatOf(read.deps, account.id, account.plan as Plan, l.actor!.userId), tail, l.log)
       .then((u) => {
         if (!u) return;
         l.limits!.units = u;
-        setUnitHeaders(res, tail + 1, u);
+        setUnitHeaders(this, tail + 1, u);
       })
-      .finally(finish);
-    return res;
+      .finally(() => end.apply(this, args));
+    return this;
   } as Response['end'];
 }
 
@@ -207,7 +208,7 @@ export function enforceLimits(req: Request, res: Response, next: NextFunction): 
       next(budgetExceeded(units, deps.now()));
       return;
     }
-    if (READ_METHODS.has(req.method)) chargeReadAtEnd(req, res, units);
+    if (READ_METHODS.has(req.method)) l.limits.read = { meter: new ReadMeter(), reserved: units, deps };
     else setUnitHeaders(res, 1, units);
     next();
   });

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
-import type { Actor, Deps, Logger, Principal } from '@teamchat/core';
-import type { AccountMembership, AccountRow, SessionAuth, UnitUsage } from '@teamchat/core';
+import type { Actor, Logger, Principal } from '@teamchat/core';
+import type { AccountMembership, AccountRow, Deps, ReadMeter, SessionAuth, UnitUsage } from '@teamchat/core';
 import type { RateLimitInfo } from 'express-rate-limit';
 
 export type Host = 'api' | 'web';
@@ -17,7 +17,14 @@ export interface RequestLocals {
   account?: AccountRow;
   actor?: Actor;
   /** what this request spent of the seat's limits (set by enforceLimits) */
-  limits?: { minute?: RateLimitInfo; units?: UnitUsage; /** Redis was away: units not charged, the minute counted in process */ degraded?: boolean };
+  limits?: {
+    minute?: RateLimitInfo;
+    units?: UnitUsage;
+    /** Redis was away: units not charged, the minute counted in process */
+    degraded?: boolean;
+    /** a read being metered until res.end (meterReads in limits.ts) */
+    read?: { meter: ReadMeter; reserved: UnitUsage; deps: Deps };
+  };
   valid: { params: Record<string, any>; query: Record<string, any>; body: any; headers: Record<string, any> };
 }
 

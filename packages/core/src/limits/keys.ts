@@ -17,9 +17,20 @@ export function minuteKey(prefix: string, accountId: string, seatUserId: string)
   return seatLimitKey(prefix, 'minute-window', accountId, seatUserId);
 }
 
+const DAY_MS = 86_400_000;
+/** The last UTC day formatted (every call of a day formats the same one; toISOString costs µs). */
+let lastDay = { n: Number.NaN, text: '' };
+
+/** `YYYY-MM-DD` of `now`'s UTC day. */
+export function utcDay(now: Date): string {
+  const n = Math.floor(now.getTime() / DAY_MS);
+  if (n !== lastDay.n) lastDay = { n, text: now.toISOString().slice(0, 10) };
+  return lastDay.text;
+}
+
 /** The seat's unit counter for the UTC day of `now`. */
 export function unitsKey(prefix: string, accountId: string, seatUserId: string, now: Date): string {
-  return seatLimitKey(prefix, 'units', accountId, seatUserId, now.toISOString().slice(0, 10));
+  return seatLimitKey(prefix, 'units', accountId, seatUserId, utcDay(now));
 }
 
 export function nextUtcMidnight(now: Date): Date {
