@@ -1,108 +1,64 @@
 /**
- * `npm run bench -- messages`: throughput and latency of POST /accounts/{id}/channels/{id}/messages
- * on the real API app (loopback, real PostgreSQL and Redis, limits off), next to a bare Express
- * JSON-echo route measured the same way in the same run.
+ * `npm run bench -- messages`: the API hot path (issue 10) next to bare Express baselines
+ * measured the same way in the same run:
  *
- * The servers run in this process; autocannon fires from a worker thread so the load generator
- * does not share the servers' event loop.
+ * 1. `POST /echo` on a bare Express app (JSON body echoed);
+ * 2. `POST .../channels/{id}/messages` on one channel, then round-robin over 8 channels;
+ * 3. `GET /page` on the bare app returning a real page of 50 messages as fixed JSON;
+ * 4. `GET .../channels/{id}/messages` (a page of 50).
+ *
+ * The API runs as deployed by default (request logging at `info`, JSON lines to stdout) with
+ * limits off; see bench/limits.bench.ts for their cost. Each row also gives the server's CPU µs
+ * and PostgreSQL round trips per request: on a shared machine these move far less than req/s.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import autocannon from 'autocannon';
-import express from 'express';
-import { createApp } from '../apps/api/src/app';
-import { createAccount, createApiKey, createDeps, getMemberByEmail, loadConfig, randomToken, waitReady, type Role } from '@teamchat/core';
+import { startServer } from './support/child';
+import { CONNECTIONS, DURATION_S, WARMUP_S, measure, row } from './support/load';
 import type { BenchContext, BenchResult } from './run';
 
-/** Concurrent connections; seconds per measurement (after a warm-up of WARMUP_S). */
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
-const WARMUP_S = 2;
-const SPREAD_CHANNELS = 8;
-
-function listen(app: express.Express): Promise<{ server: http.Server; url: string }> {
-  return new Promise((resolve) => {
-    const server = app.listen(0, '127.0.0.1', () => {
-      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
-    });
-  });
-}
-
-type Opts = autocannon.Options;
-
-async function measure(opts: Opts) {
-  await autocannon({ ...opts, duration: WARMUP_S, workers: 1 });
-  const r = await autocannon({ ...opts, duration: DURATION_S, workers: 1 });
-  const ok = Object.entries(r.statusCodeStats ?? {}).filter(([s]) => Number(s) < 300).reduce((n, [, v]) => n + Number(v.count), 0);
-  return {
-    rps: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    ok,
-    non2xx: r.non2xx,
-    errors: r.errors + r.timeouts,
-  };
-}
-
 export default async function messagesBench(ctx: BenchContext): Promise<BenchResult> {
-  const config = loadConfig(
-    { NODE_ENV: 'production', DATABASE_URL: ctx.databaseUrl, REDIS_URL: ctx.redisUrl, LOG_LEVEL: 'silent' },
-    { secretsKey: 'cd'.repeat(32), redisPrefix: `bench-${randomToken(8)}`, limitsEnabled: false },
-  );
-  const deps = createDeps(config, 'bench', { poolSize: 20 });
-  await waitReady(deps.redis);
-  const api = await listen(createApp(deps, 'api'));
-  const echoApp = express();
-  echoApp.use(express.json());
-  echoApp.post('/echo', (req, res) => { res.json(req.body); });
-  const echo = await listen(echoApp);
-
+  const server = await startServer(ctx);
   try {
-    const email = `bench-${randomToken(6)}@example.test`;
-    const acct = await deps.database.db.transaction((tx) => createAccount(tx, { plan: 'scale', ownerEmail: email, ownerPassword: 'bench password 1' }));
-    const member = await getMemberByEmail(deps.database.db, acct.account_id, email);
-    const { key } = await deps.database.db.transaction((tx) => createApiKey(tx, {
-      accountId: acct.account_id, userId: member!.userId, identityId: member!.identityId, role: member!.role as Role, scopes: [], readOnly: false,
-    }));
-    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-    const channels: string[] = [];
-    for (let i = 0; i < SPREAD_CHANNELS; i++) {
-      const res = await fetch(`${api.url}/accounts/${acct.account_id}/channels`, { method: 'POST', headers, body: JSON.stringify({ name: `bench-${i}` }) });
-      if (res.status !== 201) throw new Error(`create channel: ${res.status} ${await res.text()}`);
-      channels.push(((await res.json()) as { id: string }).id);
+    const seed = await server.seed();
+    const api = `http://127.0.0.1:${server.ready.ports.off}`;
+    const bare = `http://127.0.0.1:${server.ready.ports.bare}`;
+    const headers = { authorization: `Bearer ${seed.key}`, 'content-type': 'application/json' };
+    const body = JSON.stringify({ text: `benchmark message <@${seed.identityId}> with a mention`, client_ref: 'bench' });
+    const postPath = (ch: string) => `/accounts/${seed.accountId}/channels/${ch}/messages`;
+    const readPath = `/accounts/${seed.accountId}/channels/${seed.readChannel}/messages`;
+    const only = process.env.BENCH_ONLY;
+    const want = (id: string) => !only || only.split(',').includes(id);
+
+    const page = await (await fetch(`${api}${readPath}`, { headers })).json();
+    await server.setPage(page);
+
+    const rows = [];
+    // BENCH_ONLY=post1,post8,read,echo picks rows (for a profile of one route, leave out echo)
+    const echo = want('echo') ? await measure(server, { url: `${bare}/echo`, method: 'POST', headers: { 'content-type': 'application/json' }, body }) : undefined;
+    if (echo) rows.push(row('bare Express JSON echo (POST)', echo));
+    if (want('post1')) {
+      const m = await measure(server, { url: api, requests: [{ method: 'POST', path: postPath(seed.channels[0]), headers, body }] });
+      rows.push(row('POST messages, 1 channel', m, echo));
     }
-    const body = JSON.stringify({ text: `benchmark message <@${member!.identityId}> with a mention`, client_ref: 'bench' });
-    const path = (ch: string) => `/accounts/${acct.account_id}/channels/${ch}/messages`;
-
-    const bare = await measure({ url: `${echo.url}/echo`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS });
-    const one = await measure({ url: api.url, method: 'POST', headers, body, connections: CONNECTIONS, requests: [{ method: 'POST', path: path(channels[0]), headers, body }] });
-    const spread = await measure({
-      url: api.url, method: 'POST', headers, body, connections: CONNECTIONS,
-      requests: channels.map((ch) => ({ method: 'POST' as const, path: path(ch), headers, body })),
-    });
-
-    const row = (name: string, m: Awaited<ReturnType<typeof measure>>) => ({
-      route: name,
-      'req/s': Math.round(m.rps),
-      'p50 ms': m.p50,
-      'p99 ms': m.p99,
-      '2xx': m.ok,
-      'non-2xx': m.non2xx,
-      errors: m.errors,
-      'x slower than echo': Number((bare.rps / m.rps).toFixed(1)),
-    });
+    if (want('post8')) {
+      const m = await measure(server, { url: api, requests: seed.channels.map((ch) => ({ method: 'POST' as const, path: postPath(ch), headers, body })) });
+      rows.push(row(`POST messages, ${seed.channels.length} channels`, m, echo));
+    }
+    if (want('read')) {
+      const bareGet = want('echo') ? await measure(server, { url: `${bare}/page` }) : undefined;
+      if (bareGet) rows.push(row('bare Express GET, same page JSON', bareGet));
+      const m = await measure(server, { url: `${api}${readPath}`, headers });
+      rows.push(row('GET messages (page of 50)', m, bareGet));
+    }
     return {
-      title: `POST messages vs bare Express JSON echo (${CONNECTIONS} connections, ${DURATION_S}s each after ${WARMUP_S}s warm-up)`,
-      rows: [row('bare express echo', bare), row('POST messages, 1 channel', one), row(`POST messages, ${SPREAD_CHANNELS} channels`, spread)],
+      title: `API hot path vs bare Express (${CONNECTIONS} connections, ${DURATION_S}s each after ${WARMUP_S}s warm-up; limits off; logging info)`,
+      rows,
       notes: [
-        'Each post: key lookup, account + membership, then one transaction (ts under the channel row lock, message row, mention lookup, 2 event rows).',
-        'On one channel every post waits for the previous commit (the ts lock), so that row shows the per-channel ceiling.',
-        'Limits are off (limitsEnabled=false); logging is silent; the API, PostgreSQL, Redis and autocannon share this machine.',
+        '% of baseline: req/s of the route ÷ req/s of the bare Express row above it (echo for posts, same-JSON GET for the read), same run.',
+        'CPU µs/req: the server process\'s process.cpuUsage() over the run ÷ requests; PG rt/req: pg Client.query calls ÷ requests.',
+        'Server in its own process (stdout = request log → /dev/null); autocannon in the bench process; PostgreSQL and Redis on the same host.',
       ],
     };
   } finally {
-    await new Promise((r) => api.server.close(r));
-    await new Promise((r) => echo.server.close(r));
-    await deps.close();
+    await server.close();
   }
 }

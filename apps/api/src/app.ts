@@ -3,6 +3,7 @@ import cookieParser from 'cookie-parser';
 import type { Deps } from '@teamchat/core';
 import { authenticateFor, wrongHost } from './http/authenticate';
 import { errorHandler, notFoundHandler } from './http/error-handler';
+import { meterReads } from './http/limits';
 import type { Host } from './http/locals';
 import { requestContext } from './http/request-id';
 import { authRouter } from './routes/auth';
@@ -19,9 +20,13 @@ export function createApp(deps: Deps, host: Host): Express {
   const app = express();
   app.set('deps', deps);
   app.set('trust proxy', false);
+  // With trust proxy off req.ip is the socket's address; Express would derive it through
+  // proxy-addr on every read, and express-rate-limit reads it on every request.
+  Object.defineProperty(app.request, 'ip', { configurable: true, enumerable: true, get(this: express.Request) { return this.socket?.remoteAddress; } });
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  meterReads(app);
 
   app.use(requestContext(host));
   app.get(['/healthz', '/status'], (_req, res) => {

@@ -1,4 +1,5 @@
 import winston from 'winston';
+import { StdoutTransport } from './stdout-transport';
 
 /** Field names whose values are never written to a log line. */
 const SECRET_FIELDS = /^(authorization|cookie|password|token|session_token|key|secret|csrf_token|x-csrf-token)$/i;
@@ -18,6 +19,6 @@ export function createLogger(service: string, level = 'info'): Logger {
     level,
     defaultMeta: { service },
     format: winston.format.combine(redact(), winston.format.timestamp(), winston.format.json()),
-    transports: [new winston.transports.Console({ silent: level === 'silent' })],
+    transports: [new StdoutTransport({ silent: level === 'silent' })],
   });
 }

@@ -1,5 +1,6 @@
 export * from './client';
 export * from './migrate';
+export * from './statements';
 export * as schema from './schema';
 export * from './schema';
 export { sql, eq, and, or, lt, gt, lte, gte, desc, asc, inArray, isNull, isNotNull, ne } from 'drizzle-orm';

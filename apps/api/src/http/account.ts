@@ -1,15 +1,26 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, accountStateError, errors, resolveActor } from '@teamchat/core';
+import { AppError, accountStateError, actorFromMembership, errors, resolveActor } from '@teamchat/core';
 import { actorOf, depsOf, locals } from './locals';
 
 const ACCOUNT_ID = /^acct_[a-z0-9]{1,64}$/;
+const ACCOUNT_PATH = /^\/accounts\/(acct_[a-z0-9]{1,64})(?:\/|$)/;
 
-/** First middleware under /accounts/{accountId}: resolves the actor, then the account's state. */
+/** The account a request's path acts in, for authentication to read the caller's seat in the same round trip. */
+export function accountIdInPath(req: Request): string | undefined {
+  return ACCOUNT_PATH.exec(req.path)?.[1];
+}
+
+/**
+ * First middleware under /accounts/{accountId}: resolves the actor (from the seat read with the
+ * credential, else with one query), then the account's state.
+ */
 export async function accountContext(req: Request, res: Response, next: NextFunction): Promise<void> {
   const l = locals(res);
   const accountId = req.params.accountId as string;
   if (!ACCOUNT_ID.test(accountId)) throw errors.notFound('account');
-  const { account, actor } = await resolveActor(depsOf(req).database.db, l.principal!, accountId, l.requestId);
+  const { account, actor } = l.membership?.accountId === accountId
+    ? actorFromMembership(l.principal!, l.membership, l.requestId)
+    : await resolveActor(depsOf(req).database.db, l.principal!, accountId, l.requestId);
   l.account = account;
   l.actor = actor;
   // Spec: a read-only or suspended account answers every route under it, reads included.

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, authenticateCredential, authenticateSession, csrfMatches, errors, tokenKind } from '@teamchat/core';
+import { AppError, authenticateCredentialIn, authenticateSession, csrfMatches, errors, tokenKind } from '@teamchat/core';
+import { accountIdInPath } from './account';
 import { depsOf, locals, type Host } from './locals';
 
 export const SESSION_COOKIE = 'tc_session';
@@ -31,9 +32,11 @@ export async function authenticateApiHost(req: Request, res: Response, next: Nex
     throw errors.unauthorized();
   }
   if (tokenKind(token) === 'web_session') throw wrongHost('web', deps.config.publicWebUrl);
-  const principal = await authenticateCredential(deps.database.db, token, deps.now());
-  if (!principal) throw errors.unauthorized('The credential is unknown, expired or revoked.');
-  locals(res).principal = principal;
+  // One round trip: the credential, and the caller's seat in the account of the path (if any).
+  const found = await authenticateCredentialIn(deps.database.db, token, deps.now(), accountIdInPath(req));
+  if (!found) throw errors.unauthorized('The credential is unknown, expired or revoked.');
+  locals(res).principal = found.principal;
+  locals(res).membership = found.membership;
   next();
 }
 
@@ -53,7 +56,7 @@ export async function authenticateWebHost(req: Request, res: Response, next: Nex
   }
   const secret = token ?? (req.cookies?.[SESSION_COOKIE] as string | undefined);
   if (!secret) throw errors.unauthorized('Sign in first.');
-  const session = await authenticateSession(deps.database.db, secret, deps.now());
+  const session = await authenticateSession(deps.database.db, secret, deps.now(), accountIdInPath(req));
   if (!session) throw errors.unauthorized('The session has ended or expired; sign in again.');
   // Only a cookie is sent by the browser on its own, so only a cookie needs the CSRF check.
   if (!token && !SAFE_METHODS.has(req.method) && !csrfMatches(session, req.get('x-csrf-token'))) {
@@ -61,6 +64,7 @@ export async function authenticateWebHost(req: Request, res: Response, next: Nex
   }
   locals(res).principal = session.principal;
   locals(res).session = session;
+  locals(res).membership = session.membership;
   next();
 }
 

@@ -1,28 +1,26 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { rateLimit, type RateLimitInfo } from 'express-rate-limit';
-import { RedisStore, type RedisReply } from 'rate-limit-redis';
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import { rateLimit, type ClientRateLimitInfo, type RateLimitInfo, type Store } from 'express-rate-limit';
 import {
-  AppError, budgetExceeded, chargeUnits, readCost, seatOf, type Deps, type Plan, type UnitUsage,
+  MINUTE_WINDOW_MS, ReadMeter, budgetExceeded, chargeCall, chargeReadTail, minuteKey, rateLimited, seatOf,
+  type CallCharge, type Deps, type Plan, type UnitUsage,
 } from '@teamchat/core';
 import { actorOf, depsOf, locals, type RequestLocals } from './locals';
 
 /**
- * Fair use on every route under /accounts/{accountId} (spec: Limits), after the account context:
+ * Fair use on every route under /accounts/{accountId} (spec: Limits), after the account context.
+ * The rules live in packages/core/src/limits; this is the Express glue:
  *
- * 1. Calls per minute per seat: express-rate-limit with its Redis store (shared by every API
- *    process), keyed by seat, the limit from the account's plan. Over it: 429 rate_limited,
- *    `scope: "seat_per_minute"`, Retry-After. IETF RateLimit-Policy / RateLimit (draft-8) on
- *    every response that gets this far.
- * 2. Daily call units (packages/core limits): a write costs 1, charged before the handler with
- *    an atomic check. A read costs 1 per 16 KB of body, minimum 1, but its size is known only
- *    once the body is built, so 1 unit is reserved (checked atomically) before the handler and
- *    the rest is charged, unchecked, when the body reaches res.end, before the response goes out.
- *    Spent: 429 budget_exceeded with `budget` and Retry-After.
+ * 1. Calls per minute per seat: express-rate-limit, whose store runs core's `chargeCall` — ONE
+ *    Redis script that counts the call in the seat's minute and, if the minute allows it, charges
+ *    (checked) its first call unit. Over the minute: 429 rate_limited, `scope: "seat_per_minute"`,
+ *    Retry-After. IETF RateLimit-Policy / RateLimit (draft-8) on every response that gets this far.
+ * 2. Daily call units: spent → 429 budget_exceeded with `budget` and Retry-After. A read's cost
+ *    beyond the first unit is charged, unchecked, when its body reaches res.end (core ReadMeter).
  *
- * Both are skipped when config.limitsEnabled is false (benchmarks).
+ * Both are skipped when config.limitsEnabled is false (benchmarks). While Redis is away the
+ * minute is counted in this process and units are not charged (docs/limits.md).
  */
 
-const WINDOW_MS = 60_000;
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** What this request spent, for GET /accounts/{id} and the X-Call-Units-* headers. */
@@ -32,69 +30,111 @@ export function limitsOf(res: Response): LimitsInfo | undefined {
   return locals(res).limits;
 }
 
-function plan(res: Response): Plan {
-  return locals(res).account!.plan as Plan;
-}
-
-/** The seat's key: a person in an account (the same person in two accounts has two seats). */
-function seatKey(res: Response): string {
+/**
+ * The limiter's key: the seat (`<accountId>:<userId>`, spec: Limits rule 1) and, after `@`, the
+ * account's plan, which the store needs for both limits.
+ */
+function limiterKey(res: Response): string {
   const actor = actorOf(res);
-  return `${actor.accountId}:${actor.userId}`;
-}
-
-function buildMinuteLimiter(deps: Deps): RequestHandler {
-  const store = new RedisStore({
-    sendCommand: (command: string, ...args: string[]) => deps.redis.call(command, ...args) as Promise<RedisReply>,
-    prefix: `${deps.config.redisPrefix}:limits:minute:`,
-  });
-  // The store starts loading its scripts at construction and awaits them only on use; a
-  // failure there (Redis away) is retried on use, so it must not surface as an unhandled rejection.
-  const pending = store as unknown as { incrementScriptSha?: Promise<string>; getScriptSha?: Promise<string> };
-  pending.incrementScriptSha?.catch(() => undefined);
-  pending.getScriptSha?.catch(() => undefined);
-
-  return rateLimit({
-    windowMs: WINDOW_MS,
-    limit: (_req, res) => deps.config.planLimits[plan(res)].callsPerMinute,
-    keyGenerator: (_req, res) => seatKey(res),
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    store,
-    // Built on the first request of each deps set (buildRouter has no deps), see limiterFor.
-    validate: { creationStack: false },
-    handler: (req, _res, next) => {
-      const info = (req as Request & { rateLimit: RateLimitInfo }).rateLimit;
-      const seconds = info.resetTime ? Math.ceil((info.resetTime.getTime() - Date.now()) / 1000) : WINDOW_MS / 1000;
-      const retryAfter = Math.min(WINDOW_MS / 1000, Math.max(1, seconds));
-      next(new AppError(
-        'rate_limited',
-        `This seat made more than ${info.limit} calls in a minute; retry after ${retryAfter} s.`,
-        { scope: 'seat_per_minute', limit: info.limit, retry_after: retryAfter },
-        { 'Retry-After': String(retryAfter) },
-      ));
-    },
-  });
+  return `${actor.accountId}:${actor.userId}@${locals(res).account!.plan}`;
 }
 
 /**
- * One limiter (and one Redis store) per deps set, shared by both hosts' apps of a process.
- * Built lazily: routes are assembled without deps, and the producer Redis connection must be
- * ready before the store loads its scripts.
+ * express-rate-limit's store: each increment is one `chargeCall`. The call's unit outcome is
+ * handed to the request through `results`, keyed by what express-rate-limit puts on
+ * req.rateLimit (key, count, window end): the count is unique per call of a seat in a window
+ * (the script's HINCRBY, or the in-process window), so concurrent calls never mix their outcomes.
  */
-const limiters = new WeakMap<Deps, RequestHandler>();
-function limiterFor(deps: Deps): RequestHandler {
+class SeatCallStore implements Store {
+  readonly localKeys = false;
+  readonly prefix: string;
+  private readonly results = new Map<string, CallCharge>();
+
+  constructor(private readonly deps: Deps) {
+    this.prefix = `${deps.config.redisPrefix}:limits:minute-window:`;
+  }
+
+  private static resultKey(key: string, used: number, resetMs: number): string {
+    return `${key}|${used}|${resetMs}`;
+  }
+
+  async increment(key: string): Promise<ClientRateLimitInfo> {
+    const at = key.lastIndexOf('@');
+    const seat = key.slice(0, at);
+    const plan = key.slice(at + 1) as Plan;
+    const colon = seat.indexOf(':');
+    const charge = await chargeCall({
+      seat: seatOf(this.deps, seat.slice(0, colon), plan, seat.slice(colon + 1)),
+      callsPerMinute: this.deps.config.planLimits[plan].callsPerMinute,
+      log: this.deps.logger,
+    });
+    // A result never taken (an exception inside express-rate-limit) must not pile up.
+    if (this.results.size > 10_000) this.results.clear();
+    this.results.set(SeatCallStore.resultKey(key, charge.minute.used, charge.minute.resetAt.getTime()), charge);
+    return { totalHits: charge.minute.used, resetTime: charge.minute.resetAt };
+  }
+
+  /** The charge of the call express-rate-limit just counted (and forgets it). */
+  take(info: RateLimitInfo | undefined): CallCharge | undefined {
+    if (!info?.resetTime) return undefined;
+    const k = SeatCallStore.resultKey(info.key, info.used, info.resetTime.getTime());
+    const charge = this.results.get(k);
+    this.results.delete(k);
+    return charge;
+  }
+
+  async decrement(): Promise<void> {
+    // Only used with skipFailedRequests / skipSuccessfulRequests, which this limiter does not set.
+  }
+
+  async resetKey(key: string): Promise<void> {
+    const seat = key.slice(0, key.lastIndexOf('@'));
+    const colon = seat.indexOf(':');
+    await this.deps.redis.del(minuteKey(this.deps.config.redisPrefix, seat.slice(0, colon), seat.slice(colon + 1)));
+  }
+}
+
+interface Limiter {
+  middleware: RequestHandler;
+  store: SeatCallStore;
+}
+
+function buildLimiter(deps: Deps): Limiter {
+  const store = new SeatCallStore(deps);
+  const middleware = rateLimit({
+    windowMs: MINUTE_WINDOW_MS,
+    limit: (_req, res) => deps.config.planLimits[locals(res).account!.plan as Plan].callsPerMinute,
+    keyGenerator: (_req, res) => limiterKey(res),
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    store,
+    // Its checks guard against misconfigurations (several increments per request, a limiter
+    // built inside a handler — ours is, lazily, on purpose: limiterFor); tests cover ours, so
+    // they are not run on every request.
+    validate: false,
+    handler: (req, _res, next) => {
+      const info = (req as Request & { rateLimit: RateLimitInfo }).rateLimit;
+      const seconds = info.resetTime ? (info.resetTime.getTime() - deps.now().getTime()) / 1000 : MINUTE_WINDOW_MS / 1000;
+      next(rateLimited({
+        scope: 'seat_per_minute',
+        limit: info.limit,
+        retryAfterS: Math.min(MINUTE_WINDOW_MS / 1000, seconds),
+        message: (s) => `This seat made more than ${info.limit} calls in a minute; retry after ${s} s.`,
+      }));
+    },
+  });
+  return { middleware, store };
+}
+
+/** One limiter (and one store) per deps set, shared by both hosts' apps of a process. */
+const limiters = new WeakMap<Deps, Limiter>();
+function limiterFor(deps: Deps): Limiter {
   let limiter = limiters.get(deps);
   if (!limiter) {
-    limiter = buildMinuteLimiter(deps);
+    limiter = buildLimiter(deps);
     limiters.set(deps, limiter);
   }
   return limiter;
-}
-
-function byteLength(chunk: unknown, encoding?: unknown): number {
-  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
-  if (chunk instanceof Uint8Array) return chunk.byteLength;
-  return 0;
 }
 
 function setUnitHeaders(res: Response, cost: number, u: UnitUsage): void {
@@ -104,50 +144,41 @@ function setUnitHeaders(res: Response, cost: number, u: UnitUsage): void {
 }
 
 /**
- * Counts the body's bytes as it is written; at res.end charges the read's cost beyond the
- * reserved unit, then ends the response. Charging before the response leaves means a client
- * that has its answer also sees its cost in the counter (and the X-Call-Units-* headers).
+ * Installs the read meter on an app, once: res.write/res.end on the app's response prototype
+ * (Express's app.response) feed a metered read's body to its ReadMeter and, at res.end, charge
+ * its tail (if any) before the response leaves. Patching each response object instead would turn
+ * it into a slow dictionary-mode object for the rest of its request.
  */
-function chargeReadAtEnd(req: Request, res: Response, reserved: UnitUsage): void {
-  const deps = depsOf(req);
-  let bytes = 0;
-  const write = res.write;
-  const end = res.end;
-  res.write = function (this: Response, chunk: unknown, ...rest: unknown[]) {
-    bytes += byteLength(chunk, rest[0]);
-    return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+export function meterReads(app: Express): void {
+  const proto = app.response as Response;
+  const write = proto.write as (...a: unknown[]) => boolean;
+  const end = proto.end as (...a: unknown[]) => Response;
+  proto.write = function meteredWrite(this: Response, ...args: unknown[]) {
+    (this.locals as RequestLocals).limits?.read?.meter.add(args[0], args[1]);
+    return write.apply(this, args);
   } as Response['write'];
-  res.end = function (this: Response, ...args: unknown[]) {
-    res.end = end;
-    const [chunk, encoding] = args;
-    if (typeof chunk !== 'function') bytes += byteLength(chunk, encoding);
-    const cost = readCost(bytes);
-    const finish = () => (end as (...a: unknown[]) => Response).apply(res, args);
-    if (cost === 1) {
-      setUnitHeaders(res, 1, reserved);
-      return finish();
+  proto.end = function meteredEnd(this: Response, ...args: unknown[]) {
+    const l = this.locals as RequestLocals;
+    const read = l.limits?.read;
+    if (!read) return end.apply(this, args);
+    l.limits!.read = undefined;
+    if (typeof args[0] !== 'function') read.meter.add(args[0], args[1]);
+    const tail = read.meter.tail();
+    if (tail === 0) {
+      setUnitHeaders(this, 1, read.reserved);
+      return end.apply(this, args);
     }
-    const account = locals(res).account!;
-    chargeUnits({ ...seatOf(deps, account.id, account.plan as Plan, actorOf(res).userId), units: cost - 1, check: false })
+    const account = l.account!;
+    // chargeReadTail never rejects (Redis away: not charged, logged as degraded).
+    void chargeReadTail(seatOf(read.deps, account.id, account.plan as Plan, l.actor!.userId), tail, l.log)
       .then((u) => {
-        locals(res).limits!.units = u;
-        setUnitHeaders(res, cost, u);
+        if (!u) return;
+        l.limits!.units = u;
+        setUnitHeaders(this, tail + 1, u);
       })
-      .catch((err: Error) => locals(res).log.error('charging a read failed', { error: err.message, units: cost - 1 }))
-      .finally(finish);
-    return res;
+      .finally(() => end.apply(this, args));
+    return this;
   } as Response['end'];
-}
-
-async function spendUnits(req: Request, res: Response): Promise<void> {
-  const deps = depsOf(req);
-  const account = locals(res).account!;
-  const now = deps.now();
-  const charged = await chargeUnits({ ...seatOf(deps, account.id, account.plan as Plan, actorOf(res).userId), now, units: 1 });
-  if (!charged.allowed) throw budgetExceeded(charged, now);
-  locals(res).limits!.units = charged;
-  if (READ_METHODS.has(req.method)) chargeReadAtEnd(req, res, charged);
-  else setUnitHeaders(res, 1, charged);
 }
 
 /** Per-seat rate limit and daily call units; runs after the account context on every account route. */
@@ -157,13 +188,28 @@ export function enforceLimits(req: Request, res: Response, next: NextFunction): 
     next();
     return;
   }
-  locals(res).limits = {};
-  void limiterFor(deps)(req, res, (err?: unknown) => {
+  const limiter = limiterFor(deps);
+  const l = locals(res);
+  void limiter.middleware(req, res, (err?: unknown) => {
+    const info = (req as Request & { rateLimit?: RateLimitInfo }).rateLimit;
+    const charge = limiter.store.take(info);
+    l.limits = { minute: info, units: charge?.units ?? undefined, degraded: charge?.degraded ?? false };
     if (err) {
       next(err);
       return;
     }
-    locals(res).limits!.minute = (req as Request & { rateLimit?: RateLimitInfo }).rateLimit;
-    spendUnits(req, res).then(() => next(), next);
+    const units = charge?.units;
+    if (!units) {
+      // Redis away: the call goes through uncharged and unchecked (docs/limits.md).
+      next();
+      return;
+    }
+    if (!units.allowed) {
+      next(budgetExceeded(units, deps.now()));
+      return;
+    }
+    if (READ_METHODS.has(req.method)) l.limits.read = { meter: new ReadMeter(), reserved: units, deps };
+    else setUnitHeaders(res, 1, units);
+    next();
   });
 }

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
-import type { Actor, Deps, Logger, Principal } from '@teamchat/core';
-import type { AccountRow, SessionAuth, UnitUsage } from '@teamchat/core';
+import type { Actor, Logger, Principal } from '@teamchat/core';
+import type { AccountMembership, AccountRow, Deps, ReadMeter, SessionAuth, UnitUsage } from '@teamchat/core';
 import type { RateLimitInfo } from 'express-rate-limit';
 
 export type Host = 'api' | 'web';
@@ -12,10 +12,19 @@ export interface RequestLocals {
   host: Host;
   principal?: Principal;
   session?: SessionAuth;
+  /** the caller's seat in the account of the path, read with the credential (accountContext uses it) */
+  membership?: AccountMembership;
   account?: AccountRow;
   actor?: Actor;
   /** what this request spent of the seat's limits (set by enforceLimits) */
-  limits?: { minute?: RateLimitInfo; units?: UnitUsage };
+  limits?: {
+    minute?: RateLimitInfo;
+    units?: UnitUsage;
+    /** Redis was away: units not charged, the minute counted in process */
+    degraded?: boolean;
+    /** a read being metered until res.end (meterReads in limits.ts) */
+    read?: { meter: ReadMeter; reserved: UnitUsage; deps: Deps };
+  };
   valid: { params: Record<string, any>; query: Record<string, any>; body: any; headers: Record<string, any> };
 }
 

@@ -27,6 +27,8 @@ export function accountRouter(): Router {
       created_at: account.createdAt.toISOString(),
       limits: {
         enforced: deps.config.limitsEnabled,
+        // true while Redis is away: the minute is counted per process and units are not charged
+        degraded: spent?.degraded ?? false,
         seat_user_id: actorOf(res).userId,
         calls_per_minute: {
           limit: limits.callsPerMinute,

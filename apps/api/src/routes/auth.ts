@@ -16,17 +16,18 @@ export function authRouter(): Router {
       const deps = depsOf(req);
       const { email, password } = locals(res).valid.body;
       const prefix = deps.config.redisPrefix;
-      await assertSignInAllowed(deps.redis, prefix, email);
+      const log = locals(res).log;
+      await assertSignInAllowed(deps.redis, prefix, email, log);
       let result;
       try {
         result = await deps.database.db.transaction((tx) =>
           signIn(tx, { email, password, ttlHours: deps.config.sessionTtlHours, now: deps.now(), requestId: locals(res).requestId }),
         );
       } catch (err) {
-        if (err instanceof AppError && err.code === 'unauthorized') await recordSignInFailure(deps.redis, prefix, email);
+        if (err instanceof AppError && err.code === 'unauthorized') await recordSignInFailure(deps.redis, prefix, email, log);
         throw err;
       }
-      await clearSignInFailures(deps.redis, prefix, email);
+      await clearSignInFailures(deps.redis, prefix, email, log);
       res.cookie(SESSION_COOKIE, result.token, {
         httpOnly: true,
         sameSite: 'lax',

@@ -16,10 +16,11 @@ export function buildRouter(): Router {
   const account = Router({ mergeParams: true });
   account.use(accountContext);
   account.use(enforceLimits);
+  // The hot routes first: Express tries each router in turn (the paths do not overlap).
+  account.use(messagingRouter());
   account.use(accountRouter());
   account.use(directoryRouter());
   account.use(operationsRouter());
-  account.use(messagingRouter());
   account.use(searchRouter());
 
   const root = Router();

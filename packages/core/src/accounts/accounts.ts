@@ -1,4 +1,4 @@
-import { accounts, eq, members, sql, type Executor } from '@teamchat/db';
+import { accounts, eq, runStatement, statement, type Executor } from '@teamchat/db';
 import { recordAudit } from '../audit';
 import { AppError, errors } from '../errors';
 import { newId } from '../ids';
@@ -48,8 +48,11 @@ export async function setAccountPlan(tx: Executor, accountId: string, plan: Plan
   await recordAudit(tx, { accountId, action: 'account.plan_changed', actor, via: 'cli', targetType: 'account', targetId: accountId, data: { from: before.plan, to: plan } });
 }
 
+const seatCount = statement<{ n: number }>('account_seat_count', 'SELECT count(*)::int AS n FROM members WHERE account_id = $1');
+
+/** Seats (people) of the account: one named statement, GET /accounts/{id} reads it on every call. */
 export async function countSeats(db: Executor, accountId: string): Promise<number> {
-  const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(members).where(eq(members.accountId, accountId));
+  const [row] = await runStatement(db, seatCount, [accountId]);
   return row.n;
 }
 

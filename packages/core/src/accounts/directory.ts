@@ -1,4 +1,4 @@
-import { accounts, and, eq, identities, members, users, type Executor } from '@teamchat/db';
+import { and, eq, identities, members, runStatement, statement, users, type Executor } from '@teamchat/db';
 import { seqKeyset } from '../pagination';
 import { errors } from '../errors';
 import type { Actor, Principal } from '../principal';
@@ -6,27 +6,52 @@ import { roleAllows, sessionScopes, type Role } from '../scopes';
 import type { AccountRow } from './accounts';
 
 /**
- * Resolves who the caller is inside the account of the path. Unknown account → 404; a
- * credential of another account, or a person without a seat here → 403 not_a_member.
- * A credential never holds more than its person's current role allows.
+ * The caller's seat in one account, as read together with the credential or session in one
+ * statement (auth/credentials.ts, auth/sessions.ts) or on its own (resolveActor).
  */
-export async function resolveActor(
-  db: Executor,
-  principal: Principal,
-  accountId: string,
-  requestId?: string,
-): Promise<{ account: AccountRow; actor: Actor }> {
-  // One round trip: the account and the caller's seat in it (if any).
-  const [row] = await db
-    .select({ account: accounts, role: members.role, identityId: members.identityId })
-    .from(accounts)
-    .leftJoin(members, and(eq(members.accountId, accounts.id), eq(members.userId, principal.userId)))
-    .where(eq(accounts.id, accountId));
-  if (!row) throw errors.notFound('account');
-  const { account, role: memberRole, identityId } = row;
+export interface AccountMembership {
+  accountId: string;
+  /** null: no such account */
+  account: AccountRow | null;
+  /** null: the person has no seat there */
+  role: Role | null;
+  identityId: string | null;
+}
+
+/** Columns of `accounts a LEFT JOIN members m` that `membershipFrom` reads, for named statements. */
+export const MEMBERSHIP_COLUMNS =
+  'a.id AS a_id, a.name AS a_name, a.plan AS a_plan, a.state AS a_state, a.created_at AS a_created_at, m.role AS m_role, m.identity_id AS m_identity_id';
+
+export interface MembershipColumns {
+  a_id: string | null;
+  a_name: string | null;
+  a_plan: string | null;
+  a_state: string | null;
+  a_created_at: Date | null;
+  m_role: string | null;
+  m_identity_id: string | null;
+}
+
+export function membershipFrom(accountId: string, r: MembershipColumns): AccountMembership {
+  return {
+    accountId,
+    account: r.a_id === null ? null : { id: r.a_id, name: r.a_name!, plan: r.a_plan!, state: r.a_state!, createdAt: r.a_created_at! },
+    role: r.m_role as Role | null,
+    identityId: r.m_identity_id,
+  };
+}
+
+/**
+ * Who the caller is inside the account of the path. Unknown account → 404; a credential of
+ * another account, or a person without a seat here → 403 not_a_member. A credential never holds
+ * more than its person's current role allows.
+ */
+export function actorFromMembership(principal: Principal, m: AccountMembership, requestId?: string): { account: AccountRow; actor: Actor } {
+  const { accountId, account } = m;
+  if (!account) throw errors.notFound('account');
   if (principal.accountId && principal.accountId !== accountId) throw errors.notAMember('account');
-  if (!memberRole || !identityId) throw errors.notAMember('account');
-  const role = memberRole as Role;
+  if (!m.role || !m.identityId) throw errors.notAMember('account');
+  const role = m.role;
   const scopes = principal.scopes ? principal.scopes.filter((s) => roleAllows(role, s)) : sessionScopes(role);
   return {
     account,
@@ -34,12 +59,30 @@ export async function resolveActor(
       principal,
       accountId,
       userId: principal.userId,
-      identityId: principal.identityId ?? identityId,
+      identityId: principal.identityId ?? m.identityId,
       role,
       scopes: new Set(scopes),
       requestId,
     },
   };
+}
+
+const membershipOf = statement<MembershipColumns>('account_membership', `
+  SELECT ${MEMBERSHIP_COLUMNS}
+    FROM accounts a
+    LEFT JOIN members m ON m.account_id = a.id AND m.user_id = $2
+   WHERE a.id = $1`);
+
+/** resolveActor's reading on its own: the account and the caller's seat in it, one round trip. */
+export async function resolveActor(
+  db: Executor,
+  principal: Principal,
+  accountId: string,
+  requestId?: string,
+): Promise<{ account: AccountRow; actor: Actor }> {
+  const [row] = await runStatement(db, membershipOf, [accountId, principal.userId]);
+  const m: AccountMembership = row ? membershipFrom(accountId, row) : { accountId, account: null, role: null, identityId: null };
+  return actorFromMembership(principal, m, requestId);
 }
 
 /** Account members, oldest first; keyset on seq. */

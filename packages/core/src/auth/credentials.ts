@@ -1,4 +1,5 @@
-import { and, credentials, eq, identities, sql, type Executor } from '@teamchat/db';
+import { and, credentials, eq, identities, runStatement, sql, statement, type Executor } from '@teamchat/db';
+import { MEMBERSHIP_COLUMNS, membershipFrom, type AccountMembership, type MembershipColumns } from '../accounts/directory';
 import { seqKeyset } from '../pagination';
 import { recordAudit } from '../audit';
 import { hashSecret } from '../crypto';
@@ -76,22 +77,65 @@ export async function revokeCredential(tx: Executor, input: { accountId: string;
 /** Last-used stamps are written at most once a minute per credential, off the request's path. */
 const LAST_USED_GRANULARITY_MS = 60_000;
 
-/** Resolves a bearer secret to a principal; null when unknown, expired or revoked. */
-export async function authenticateCredential(db: Executor, secret: string, now: Date): Promise<Principal | null> {
-  const [row] = await db.select().from(credentials).where(eq(credentials.secretHash, hashSecret(secret)));
-  if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now)) return null;
-  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_GRANULARITY_MS) {
-    db.update(credentials).set({ lastUsedAt: now }).where(eq(credentials.id, row.id)).then(undefined, () => undefined);
+interface CredentialAuthRow extends MembershipColumns {
+  id: string;
+  kind: string;
+  user_id: string;
+  account_id: string;
+  identity_id: string;
+  scopes: string[];
+  read_only: boolean;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+}
+
+/**
+ * The credential by its secret's hash and, in the same round trip, the account of the path with
+ * the credential's person's seat in it ($2 null: no account asked for).
+ */
+const credentialBySecret = statement<CredentialAuthRow>('auth_credential', `
+  SELECT c.id, c.kind, c.user_id, c.account_id, c.identity_id, c.scopes, c.read_only,
+         c.expires_at, c.revoked_at, c.last_used_at, ${MEMBERSHIP_COLUMNS}
+    FROM credentials c
+    LEFT JOIN accounts a ON a.id = $2::text
+    LEFT JOIN members m ON m.account_id = a.id AND m.user_id = c.user_id
+   WHERE c.secret_hash = $1`);
+
+const touchCredential = statement('auth_credential_touch', 'UPDATE credentials SET last_used_at = $2 WHERE id = $1');
+
+export interface CredentialAuth {
+  principal: Principal;
+  /** the seat in `accountId`, when one was asked for */
+  membership?: AccountMembership;
+}
+
+/**
+ * Resolves a bearer secret to a principal, and the caller's seat in `accountId` if given, in one
+ * round trip; null when unknown, expired or revoked (checked on every call: a revocation takes
+ * effect at once).
+ */
+export async function authenticateCredentialIn(db: Executor, secret: string, now: Date, accountId?: string): Promise<CredentialAuth | null> {
+  const [row] = await runStatement(db, credentialBySecret, [hashSecret(secret), accountId ?? null]);
+  if (!row || row.revoked_at || (row.expires_at && row.expires_at <= now)) return null;
+  if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() > LAST_USED_GRANULARITY_MS) {
+    runStatement(db, touchCredential, [row.id, now]).then(undefined, () => undefined);
   }
-  return {
+  const principal: Principal = {
     via: row.kind === 'agent_token' ? 'agent_token' : 'api_key',
     id: row.id,
-    userId: row.userId,
-    accountId: row.accountId,
-    identityId: row.identityId,
+    userId: row.user_id,
+    accountId: row.account_id,
+    identityId: row.identity_id,
     scopes: row.scopes,
-    readOnly: row.readOnly,
+    readOnly: row.read_only,
   };
+  return accountId === undefined ? { principal } : { principal, membership: membershipFrom(accountId, row) };
+}
+
+/** Resolves a bearer secret to a principal; null when unknown, expired or revoked. */
+export async function authenticateCredential(db: Executor, secret: string, now: Date): Promise<Principal | null> {
+  return (await authenticateCredentialIn(db, secret, now))?.principal ?? null;
 }
 
 export function toCredentialView(row: CredentialRow) {

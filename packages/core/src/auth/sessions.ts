@@ -1,4 +1,5 @@
-import { accounts, and, eq, gt, isNull, members, webSessions, type Executor } from '@teamchat/db';
+import { accounts, eq, members, runStatement, statement, webSessions, type Executor } from '@teamchat/db';
+import { MEMBERSHIP_COLUMNS, membershipFrom, type AccountMembership, type MembershipColumns } from '../accounts/directory';
 import { recordAudit } from '../audit';
 import { DUMMY_PASSWORD_HASH, hashSecret, safeEqual, verifyPassword } from '../crypto';
 import { errors } from '../errors';
@@ -51,15 +52,30 @@ export async function signIn(
 export interface SessionAuth {
   principal: Principal;
   csrfHash: string;
+  /** the seat in `accountId`, when one was asked for */
+  membership?: AccountMembership;
 }
 
-export async function authenticateSession(db: Executor, token: string, now: Date): Promise<SessionAuth | null> {
-  const [row] = await db
-    .select()
-    .from(webSessions)
-    .where(and(eq(webSessions.tokenHash, hashSecret(token)), isNull(webSessions.endedAt), gt(webSessions.expiresAt, now)));
+interface SessionAuthRow extends MembershipColumns {
+  id: string;
+  user_id: string;
+  csrf_hash: string;
+}
+
+/** A live session by its token's hash and, in the same round trip, the person's seat in the account of the path. */
+const sessionByToken = statement<SessionAuthRow>('auth_session', `
+  SELECT s.id, s.user_id, s.csrf_hash, ${MEMBERSHIP_COLUMNS}
+    FROM web_sessions s
+    LEFT JOIN accounts a ON a.id = $2::text
+    LEFT JOIN members m ON m.account_id = a.id AND m.user_id = s.user_id
+   WHERE s.token_hash = $1 AND s.ended_at IS NULL AND s.expires_at > $3`);
+
+export async function authenticateSession(db: Executor, token: string, now: Date, accountId?: string): Promise<SessionAuth | null> {
+  const [row] = await runStatement(db, sessionByToken, [hashSecret(token), accountId ?? null, now]);
   if (!row) return null;
-  return { principal: { via: 'web_session', id: row.id, userId: row.userId, readOnly: false }, csrfHash: row.csrfHash };
+  const auth: SessionAuth = { principal: { via: 'web_session', id: row.id, userId: row.user_id, readOnly: false }, csrfHash: row.csrf_hash };
+  if (accountId !== undefined) auth.membership = membershipFrom(accountId, row);
+  return auth;
 }
 
 export function csrfMatches(session: SessionAuth, presented: string | undefined): boolean {

@@ -1,6 +1,9 @@
 import type Redis from 'ioredis';
 import { createHash } from 'node:crypto';
-import { AppError } from '../errors';
+import type { Logger } from '../logger';
+import { redisAvailability } from '../limits/availability';
+import { LocalWindowCounter } from '../limits/local-window';
+import { rateLimited } from '../limits/refusals';
 
 /** Failed sign-ins allowed per email in the window before further attempts are refused. */
 export const SIGN_IN_MAX_FAILURES = 10;
@@ -12,28 +15,66 @@ function key(prefix: string, email: string): string {
   return `${prefix}:signin:${createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 32)}`;
 }
 
-/** Refuses with 429 rate_limited (scope `sign_in`) once an email has too many recent failures. */
-export async function assertSignInAllowed(redis: Redis, prefix: string, email: string): Promise<void> {
-  const k = key(prefix, email);
-  const [failures, ttl] = await Promise.all([redis.get(k), redis.ttl(k)]);
-  if (Number(failures ?? 0) >= SIGN_IN_MAX_FAILURES) {
-    const retryAfter = Math.max(1, ttl);
-    throw new AppError(
-      'rate_limited',
-      `Too many failed sign-ins for this email; retry after ${retryAfter} s.`,
-      { scope: 'sign_in', retry_after: retryAfter },
-      { 'Retry-After': String(retryAfter) },
-    );
+/**
+ * While Redis is away failures are counted in this process (issue 7 item 9), so the throttle
+ * still holds per process; once Redis answers again its count is the one that matters.
+ */
+const localCounts = new WeakMap<Redis, LocalWindowCounter>();
+function local(redis: Redis): LocalWindowCounter {
+  let counter = localCounts.get(redis);
+  if (!counter) {
+    counter = new LocalWindowCounter(SIGN_IN_WINDOW_S * 1000);
+    localCounts.set(redis, counter);
   }
+  return counter;
+}
+
+/** Runs `op` on Redis when it is usable; undefined (after counting the degraded decision) when not. */
+async function onRedis<T>(redis: Redis, log: Logger | undefined, op: () => Promise<T>): Promise<{ value: T } | undefined> {
+  const availability = redisAvailability(redis);
+  let error: unknown;
+  if (availability.usable()) {
+    try {
+      return { value: await op() };
+    } catch (err) {
+      error = err;
+      availability.failed();
+    }
+  }
+  availability.degraded('sign_in_throttle_local', log, Date.now(), error);
+  return undefined;
+}
+
+const refuse = (retryAfterS: number) => rateLimited({
+  scope: 'sign_in',
+  retryAfterS,
+  message: (s) => `Too many failed sign-ins for this email; retry after ${s} s.`,
+});
+
+/** Refuses with 429 rate_limited (scope `sign_in`) once an email has too many recent failures. */
+export async function assertSignInAllowed(redis: Redis, prefix: string, email: string, log?: Logger): Promise<void> {
+  const k = key(prefix, email);
+  const got = await onRedis(redis, log, () => Promise.all([redis.get(k), redis.ttl(k)]));
+  if (got) {
+    const [failures, ttl] = got.value;
+    if (Number(failures ?? 0) >= SIGN_IN_MAX_FAILURES) throw refuse(ttl);
+    return;
+  }
+  const now = Date.now();
+  const w = local(redis).peek(k, now);
+  if (w && w.count >= SIGN_IN_MAX_FAILURES) throw refuse(Math.ceil((w.resetAt - now) / 1000));
 }
 
 /** Counts a failed sign-in; the window starts at the first failure. */
-export async function recordSignInFailure(redis: Redis, prefix: string, email: string): Promise<void> {
+export async function recordSignInFailure(redis: Redis, prefix: string, email: string, log?: Logger): Promise<void> {
   const k = key(prefix, email);
-  await redis.multi().incr(k).expire(k, SIGN_IN_WINDOW_S, 'NX').exec();
+  const done = await onRedis(redis, log, () => redis.multi().incr(k).expire(k, SIGN_IN_WINDOW_S, 'NX').exec());
+  if (!done) local(redis).hit(k, Date.now());
 }
 
 /** A successful sign-in clears the count. */
-export async function clearSignInFailures(redis: Redis, prefix: string, email: string): Promise<void> {
-  await redis.del(key(prefix, email));
+export async function clearSignInFailures(redis: Redis, prefix: string, email: string, log?: Logger): Promise<void> {
+  const k = key(prefix, email);
+  local(redis).reset(k);
+  await onRedis(redis, log, () => redis.del(k));
 }

@@ -1,20 +1,19 @@
 import { createHash } from 'node:crypto';
 import type Redis from 'ioredis';
 import type { Deps } from '../context';
-import { AppError } from '../errors';
 import { READ_UNIT_BYTES, type Plan, type PlanLimits } from '../plans';
+import { nextUtcMidnight, unitsKey } from './keys';
 
 /**
  * Daily call units per seat (spec: Limits). The ONE counter both the API (every call under an
  * account) and the worker (every webhook delivery attempt) spend: one Redis key per seat per
- * UTC day, checked and charged atomically by a Lua script, so any number of processes agree.
- *
- * A seat is a person in an account, so the key names both: the same person in two accounts
- * has two seats, each on its own account's plan.
+ * UTC day (keys.ts), checked and charged atomically by a Lua script, so any number of processes
+ * agree. The API charges a call's first unit together with its per-minute count in one script
+ * (call-charge.ts); this module charges everything else (a large read's tail, deliveries).
  */
 
 /** Kept this long after the day ends (ms), so a process whose clock lags a little still finds its key. */
-const KEY_GRACE_MS = 60 * 60 * 1000;
+export const UNITS_KEY_GRACE_MS = 60 * 60 * 1000;
 
 /**
  * KEYS[1] the seat's counter for one UTC day.
@@ -34,7 +33,6 @@ if redis.call('PTTL', KEYS[1]) < 0 then
 end
 return {1, used}
 `;
-const CHARGE_SHA = createHash('sha1').update(CHARGE_SCRIPT).digest('hex');
 
 export interface UnitUsage {
   /** units spent today (may pass `limit` by the tail of one large read, see docs/api.md "Fair-use limits") */
@@ -57,17 +55,9 @@ export interface SeatRef {
   /** the seat's person: actor.userId, or the webhook endpoint's creator */
   seatUserId: string;
   /** the account's plan limits (config.planLimits[plan]) */
-  limits: Pick<PlanLimits, 'unitsPerDay'>;
+  limits: Pick<PlanLimits, 'unitsPerDay'> & Partial<PlanLimits>;
   /** from deps.now(), never the wall clock: tests move it to the next UTC day */
   now: Date;
-}
-
-export function nextUtcMidnight(now: Date): Date {
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
-}
-
-export function unitsKey(prefix: string, accountId: string, seatUserId: string, now: Date): string {
-  return `${prefix}:limits:units:${accountId}:${seatUserId}:${now.toISOString().slice(0, 10)}`;
 }
 
 /** Call units a read costs for a response body of `bytes`: 1 per 16 KB started, minimum 1. */
@@ -75,19 +65,33 @@ export function readCost(bytes: number): number {
   return Math.max(1, Math.ceil(bytes / READ_UNIT_BYTES));
 }
 
-function usage(used: number, limit: number, now: Date): UnitUsage {
+export function usage(used: number, limit: number, now: Date): UnitUsage {
   return { used, limit, remaining: Math.max(0, limit - used), resetsAt: nextUtcMidnight(now) };
 }
 
-async function runCharge(redis: Redis, key: string, args: string[]): Promise<[number, number]> {
-  try {
-    return (await redis.evalsha(CHARGE_SHA, 1, key, ...args)) as [number, number];
-  } catch (err) {
-    if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-    // First use on this Redis (or after SCRIPT FLUSH): EVAL loads it for the next EVALSHA.
-    return (await redis.eval(CHARGE_SCRIPT, 1, key, ...args)) as [number, number];
+/** TTL (ms) of the units key of `now`'s day: to the end of the day plus the grace. */
+export function unitsKeyTtlMs(now: Date): number {
+  return nextUtcMidnight(now).getTime() - now.getTime() + UNITS_KEY_GRACE_MS;
+}
+
+/** A Lua script run by EVALSHA, loaded with EVAL on the first NOSCRIPT (first use, or after a Redis restart). */
+export class RedisScript {
+  readonly sha: string;
+  constructor(readonly source: string) {
+    this.sha = createHash('sha1').update(source).digest('hex');
+  }
+
+  async run<T>(redis: Redis, keys: string[], args: Array<string | number>): Promise<T> {
+    try {
+      return (await redis.evalsha(this.sha, keys.length, ...keys, ...args)) as T;
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+      return (await redis.eval(this.source, keys.length, ...keys, ...args)) as T;
+    }
   }
 }
+
+const chargeScript = new RedisScript(CHARGE_SCRIPT);
 
 /**
  * Charges `units` to the seat's counter for the UTC day of `now`, atomically.
@@ -99,9 +103,8 @@ export async function chargeUnits(input: SeatRef & { units: number; check?: bool
   const { redis, prefix, accountId, seatUserId, limits, now, units } = input;
   if (!Number.isInteger(units) || units < 0) throw new RangeError(`units must be a non-negative integer, got ${units}`);
   const limit = limits.unitsPerDay;
-  const ttlMs = nextUtcMidnight(now).getTime() - now.getTime() + KEY_GRACE_MS;
-  const [allowed, used] = await runCharge(redis, unitsKey(prefix, accountId, seatUserId, now), [
-    String(units), String(limit), String(ttlMs), input.check === false ? '0' : '1',
+  const [allowed, used] = await chargeScript.run<[number, number]>(redis, [unitsKey(prefix, accountId, seatUserId, now)], [
+    units, limit, unitsKeyTtlMs(now), input.check === false ? '0' : '1',
   ]);
   return { allowed: allowed === 1, ...usage(Number(used), limit, now) };
 }
@@ -117,15 +120,4 @@ export function seatOf(deps: Pick<Deps, 'redis' | 'config' | 'now'>, accountId: 
   const limits = deps.config.planLimits[plan];
   if (!limits) throw new Error(`unknown plan ${plan}`);
   return { redis: deps.redis, prefix: deps.config.redisPrefix, accountId, seatUserId, limits, now: deps.now() };
-}
-
-/** 429 budget_exceeded with the spec's `budget` field and Retry-After until the reset. */
-export function budgetExceeded(u: UnitUsage, now: Date): AppError {
-  const retryAfter = Math.max(1, Math.ceil((u.resetsAt.getTime() - now.getTime()) / 1000));
-  return new AppError(
-    'budget_exceeded',
-    'This seat has spent its call units for today; they reset at 00:00 UTC.',
-    { scope: 'seat_units_per_day', budget: { limit: u.limit, used: u.used, resets_at: u.resetsAt.toISOString() } },
-    { 'Retry-After': String(retryAfter) },
-  );
 }

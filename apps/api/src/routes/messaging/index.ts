@@ -7,8 +7,9 @@ import { approvalsRouter } from './approvals';
 /** Channels, messages, threads, reactions, DMs and approvals under /accounts/{accountId}. */
 export function messagingRouter(): Router {
   const router = Router({ mergeParams: true });
-  router.use(channelsRouter());
+  // Messages first: the hottest routes (the paths do not overlap).
   router.use(messagesRouter());
+  router.use(channelsRouter());
   router.use(dmsRouter());
   router.use(approvalsRouter());
   return router;

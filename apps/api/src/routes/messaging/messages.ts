@@ -2,8 +2,8 @@ import { Router } from 'express';
 import Joi from 'joi';
 import {
   AppError, addReaction, attachmentsSchema, clientRefSchema, editMessage, emojiSchema, etagOf, linksSchema,
-  listMessages, listQuerySchema, messageTextSchema, postMessage, readThread, removeReaction, requestMessageDelete,
-  toMessageView, type MessageWithReactions,
+  listMessages, listQuerySchema, messageKeyset, messageTextSchema, postMessage, readThread, removeReaction, requestMessageDelete,
+  toMessageView, type MessageView, type MessageWithReactions,
 } from '@teamchat/core';
 import { requireScope } from '../../http/account';
 import { creating } from '../../http/create';
@@ -50,7 +50,7 @@ export function messagesRouter(): Router {
     const rows = await listMessages(depsOf(req).database.db, {
       actor: actorOf(res), channelId, page: { limit: page.limit, after: tsKeyset(page.after) },
     });
-    sendPage(req, res, list, rows, page.limit, view, keyOf);
+    sendPage(req, res, list, rows, page.limit, (v: MessageView) => v, messageKeyset);
   });
 
   router.post('/channels/:channelId/messages', write, validate({ params: channelParams, body: postBody }),

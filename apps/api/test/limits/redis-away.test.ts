@@ -1,0 +1,221 @@
+/**
+ * Issue 7 item 9: availability when Redis is away. PostgreSQL is the source of truth, so the API
+ * keeps serving while Redis is down or frozen: the per-minute limit falls back to a count in each
+ * process, call units are not charged, the sign-in throttle counts in process; each degraded
+ * decision is counted and warned about at most once per interval; everything returns to Redis by
+ * itself once it answers again (docs/limits.md "When Redis is away").
+ *
+ * The Redis here is a redis-server this file starts, kills, freezes and restarts on a spare port.
+ */
+import { Writable } from 'node:stream';
+import request from 'supertest';
+import winston from 'winston';
+import { createLogger, degradedDecisionCounts, randomToken, unitUsage, waitReady, type DegradedDecision } from '@teamchat/core';
+import { createApp } from '../../src/app';
+import {
+  bearer, newAccount, newKey, signInWeb, startHarness, UNLIMITED_PLANS, PASSWORD, type Harness,
+} from '../../../../test/support/harness';
+import { testRedisServer, type TestRedisServer } from '../../../../test/support/redis-server';
+
+const PER_MINUTE = 6;
+const planLimits = { ...UNLIMITED_PLANS, pro: { ...UNLIMITED_PLANS.pro, callsPerMinute: PER_MINUTE } };
+
+let server: TestRedisServer;
+let h: Harness;
+let h2: Harness;
+beforeAll(async () => {
+  server = await testRedisServer();
+  const redisPrefix = `test-away-${randomToken(8)}`;
+  h = await startHarness({ redisUrl: server.url, redisPrefix, planLimits });
+  h2 = await startHarness({ redisUrl: server.url, redisPrefix, planLimits });
+});
+afterAll(async () => {
+  await h?.close();
+  await h2?.close();
+  await server?.stop();
+});
+afterEach(async () => {
+  server.thaw();
+  await server.start();
+  await Promise.all([waitReady(h.deps.redis, 10_000), waitReady(h2.deps.redis, 10_000)]);
+});
+
+/** Kills Redis and waits until both harnesses' connections have noticed. */
+async function redisDown(): Promise<void> {
+  await server.stop();
+  for (let i = 0; i < 100 && (h.deps.redis.status === 'ready' || h2.deps.redis.status === 'ready'); i += 1) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  expect(h.deps.redis.status).not.toBe('ready');
+}
+
+async function redisUp(): Promise<void> {
+  await server.start();
+  await Promise.all([waitReady(h.deps.redis, 10_000), waitReady(h2.deps.redis, 10_000)]);
+}
+
+/** The app of `h` with a logger whose JSON lines land in an array. */
+function appWithCapturedLogs(host: 'api' | 'web' = 'api') {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = createLogger('api', 'info');
+  logger.clear().add(new winston.transports.Stream({
+    stream: new Writable({ write(chunk, _enc, done) { lines.push(JSON.parse(String(chunk))); done(); } }),
+  }));
+  return { app: createApp({ ...h.deps, logger }, host), lines };
+}
+
+const delta = (before: Record<DegradedDecision, number>, kind: DegradedDecision) => degradedDecisionCounts()[kind] - before[kind];
+
+async function accountWithKey(scopes: string[] = ['account:manage']) {
+  const acct = await newAccount(h, 'pro');
+  const key = await newKey(h, acct.accountId, acct.owner.email, scopes);
+  const channel = await request(h.api).post(`/accounts/${acct.accountId}/channels`).set(bearer(key)).send({ name: `c-${randomToken(6)}` });
+  expect(channel.status).toBe(201);
+  return { acct, key, channelId: channel.body.id as string };
+}
+
+test('item 9: while Redis is down, GET and POST on the API host answer 2xx; units are not charged and GET /accounts/{id} says so', async () => {
+  const { acct, key, channelId } = await accountWithKey();
+  const messages = `/accounts/${acct.accountId}/channels/${channelId}/messages`;
+  await redisDown();
+  const before = degradedDecisionCounts();
+
+  const posted = await request(h.api).post(messages).set(bearer(key)).send({ text: 'while Redis is away' });
+  expect(posted.status).toBe(201);
+  const read = await request(h.api).get(messages).set(bearer(key));
+  expect(read.status).toBe(200);
+  expect(read.body.data.map((m: { text: string }) => m.text)).toEqual(['while Redis is away']);
+  // the per-minute limit still answers with its headers (counted in this process) …
+  expect(read.headers['ratelimit']).toMatch(/r=\d+; t=\d+/);
+  // … but nothing was charged, so no unit figures are claimed
+  expect(read.headers['x-call-units-remaining']).toBeUndefined();
+
+  const account = await request(h.api).get(`/accounts/${acct.accountId}`).set(bearer(key));
+  expect(account.status).toBe(200);
+  expect(account.body.limits).toMatchObject({ enforced: true, degraded: true, units_per_day: { used: null, remaining: null } });
+  expect(account.body.limits.calls_per_minute.used).toBe(3);
+
+  expect(delta(before, 'minute_limit_local')).toBe(3);
+  expect(delta(before, 'units_not_charged')).toBe(3);
+});
+
+test('item 9: while Redis is down the per-minute limit still bites, counted in each process', async () => {
+  const { acct, key } = await accountWithKey();
+  await redisDown();
+  for (let i = 0; i < PER_MINUTE; i += 1) {
+    expect((await request(h.api).get(`/accounts/${acct.accountId}`).set(bearer(key))).status).toBe(200);
+  }
+  const refused = await request(h.api).get(`/accounts/${acct.accountId}`).set(bearer(key));
+  expect(refused.status).toBe(429);
+  expect(refused.body.error).toMatchObject({ code: 'rate_limited', scope: 'seat_per_minute' });
+  expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  // another API process counts on its own: the approximation allows one allowance per process
+  expect((await request(h2.api).get(`/accounts/${acct.accountId}`).set(bearer(key))).status).toBe(200);
+  // a new minute (the harness clock) starts a new local window
+  h.clock.advance(61_000);
+  try {
+    expect((await request(h.api).get(`/accounts/${acct.accountId}`).set(bearer(key))).status).toBe(200);
+  } finally {
+    h.clock.reset();
+  }
+});
+
+test('item 9: each degraded decision is counted, and warned about at most once per interval per kind', async () => {
+  const { acct, key } = await accountWithKey();
+  const { app, lines } = appWithCapturedLogs();
+  await redisDown();
+  const before = degradedDecisionCounts();
+  for (let i = 0; i < 4; i += 1) {
+    expect((await request(app).get(`/accounts/${acct.accountId}`).set(bearer(key))).status).toBe(200);
+  }
+  const warnings = () => lines.filter((l) => l.level === 'warn' && l.message === 'limits degraded: Redis unavailable');
+  expect(delta(before, 'minute_limit_local')).toBe(4);
+  expect(delta(before, 'units_not_charged')).toBe(4);
+  expect(warnings().map((w) => w.decision).sort()).toEqual(['minute_limit_local', 'units_not_charged']);
+  for (const w of warnings()) expect(typeof w.error).toBe('string');
+
+  // the next interval (by the deps clock) warns again, once, with the count of the quiet period
+  h.clock.advance(61_000);
+  try {
+    expect((await request(app).get(`/accounts/${acct.accountId}`).set(bearer(key))).status).toBe(200);
+    expect((await request(app).get(`/accounts/${acct.accountId}`).set(bearer(key))).status).toBe(200);
+  } finally {
+    h.clock.reset();
+  }
+  const later = warnings().slice(2);
+  expect(later.map((w) => w.decision).sort()).toEqual(['minute_limit_local', 'units_not_charged']);
+  for (const w of later) expect(w.suppressed).toBe(3);
+});
+
+test('item 9: limits return to Redis by themselves once it answers again (shared across processes, units charged)', async () => {
+  const { acct, key } = await accountWithKey();
+  await redisDown();
+  expect((await request(h.api).get(`/accounts/${acct.accountId}`).set(bearer(key))).status).toBe(200);
+  await redisUp();
+  const before = degradedDecisionCounts();
+
+  // A fresh Redis counts from zero; two processes share its count, so exactly PER_MINUTE pass.
+  const statuses: number[] = [];
+  for (let i = 0; i < PER_MINUTE + 2; i += 1) {
+    const res = await request(i % 2 ? h.api : h2.api).get(`/accounts/${acct.accountId}`).set(bearer(key));
+    statuses.push(res.status);
+    if (res.status === 200) {
+      expect(res.body.limits.degraded).toBe(false);
+      expect(res.headers['x-call-units-remaining']).toBeDefined();
+    }
+  }
+  expect(statuses).toEqual([...Array(PER_MINUTE).fill(200), 429, 429]);
+  const used = await unitUsage({
+    redis: h.deps.redis, prefix: h.deps.config.redisPrefix, accountId: acct.accountId, seatUserId: acct.owner.userId,
+    limits: planLimits.pro, now: h.deps.now(),
+  });
+  expect(used.used).toBe(PER_MINUTE);
+  expect(delta(before, 'minute_limit_local')).toBe(0);
+  expect(delta(before, 'units_not_charged')).toBe(0);
+});
+
+test('item 9: a frozen Redis (connected, answering nothing) does not hang requests', async () => {
+  const { acct, key, channelId } = await accountWithKey();
+  const messages = `/accounts/${acct.accountId}/channels/${channelId}/messages`;
+  server.freeze();
+  try {
+    const posted = await request(h.api).post(messages).set(bearer(key)).send({ text: 'Redis is frozen' }).timeout(8_000);
+    expect(posted.status).toBe(201);
+    const read = await request(h.api).get(messages).set(bearer(key)).timeout(8_000);
+    expect(read.status).toBe(200);
+  } finally {
+    server.thaw();
+  }
+});
+
+test('item 9: the web host needs no Redis: sign-in, a read and a write answer 2xx; the failed sign-in throttle holds in process', async () => {
+  const { acct, channelId } = await accountWithKey();
+  await redisDown();
+  const web = await signInWeb(h, acct.owner.email);
+  expect((await web.agent.get(`/accounts/${acct.accountId}/channels/${channelId}/messages`)).status).toBe(200);
+  const posted = await web.agent.post(`/accounts/${acct.accountId}/channels/${channelId}/messages`)
+    .set('X-CSRF-Token', web.csrf).send({ text: 'from the web while Redis is away' });
+  expect(posted.status).toBe(201);
+
+  const before = degradedDecisionCounts();
+  const wrong = () => request(h.web).post('/auth/sign-in').send({ email: acct.owner.email, password: `${PASSWORD} wrong` });
+  for (let i = 0; i < 10; i += 1) expect((await wrong()).status).toBe(401);
+  const throttled = await wrong();
+  expect(throttled.status).toBe(429);
+  expect(throttled.body.error).toMatchObject({ code: 'rate_limited', scope: 'sign_in' });
+  expect(delta(before, 'sign_in_throttle_local')).toBeGreaterThanOrEqual(11);
+});
+
+test('item 9: approving a deletion while Redis is down answers (the worker sweep enqueues the job later); it never hangs', async () => {
+  const { acct, key, channelId } = await accountWithKey();
+  const posted = await request(h.api).post(`/accounts/${acct.accountId}/channels/${channelId}/messages`).set(bearer(key)).send({ text: 'to delete' });
+  const web = await signInWeb(h, acct.owner.email);
+  await redisDown();
+  const del = await request(h.api).delete(`/accounts/${acct.accountId}/channels/${channelId}/messages/${posted.body.ts}`).set(bearer(key));
+  expect(del.status).toBe(403);
+  expect(del.body.error.code).toBe('confirmation_required');
+  const approvalPath = new URL(del.body.error.approval_url as string).pathname;
+  const approved = await web.agent.post(`${approvalPath}/approve`).set('X-CSRF-Token', web.csrf).timeout(8_000);
+  expect(approved.status).toBe(202);
+  expect(approved.body.job_id).toMatch(/^job_/);
+});

@@ -1,0 +1,80 @@
+/**
+ * Issue 10, the read path: GET .../channels/{id}/messages is ONE statement after authentication
+ * (channel, membership, the page and its reactions), and answers exactly what the former
+ * builder queries answered (spec: Endpoints / Messages; docs/api.md Messaging, Resources).
+ */
+import { and, desc, eq, isNull, messages, sql } from '@teamchat/db';
+import { reactionsOf, toMessageView, type MessageRow } from '@teamchat/core';
+import { startHarness, type Harness } from '../../../../test/support/harness';
+import { addToChannel, makeChannel, memberCaller, messagingAccount, post } from '../../../../test/support/messaging';
+import { queriesDuring } from '../../../../test/support/round-trips';
+
+let h: Harness;
+beforeAll(async () => { h = await startHarness({ limitsEnabled: false }); });
+afterAll(async () => { await h.close(); });
+
+/** The page as the builder queries read it before issue 10 (the reference). */
+async function referencePage(channelId: string, limit: number) {
+  const rows: MessageRow[] = await h.deps.database.db.select().from(messages)
+    .where(and(eq(messages.channelId, channelId), isNull(messages.threadTsMicros)))
+    .orderBy(desc(messages.tsMicros)).limit(limit);
+  const map = await reactionsOf(h.deps.database.db, channelId, rows.map((r) => r.tsMicros));
+  return JSON.parse(JSON.stringify(rows.map((r) => toMessageView(r, map.get(r.tsMicros) ?? []))));
+}
+
+test('issue 10: the one-statement page equals the builder page, field for field (reactions, threads, edits, attachments, session)', async () => {
+  const a = await messagingAccount(h);
+  const bob = await memberCaller(h, a.accountId);
+  const ch = await makeChannel(a.ownerApi);
+  await addToChannel(a.ownerApi, ch, bob.identityId);
+  const root = await post(a.ownerApi, ch, { text: `hello <@${bob.identityId}>`, attachments: [{ title: 'a', url: 'https://example.com/a' }], links: ['https://example.com'] });
+  await post(bob, ch, { text: 'a reply', thread_ts: root.ts });
+  const edited = await post(bob, ch, { text: 'to be edited <!here>' });
+  expect((await bob.patch(`/channels/${ch}/messages/${edited.ts}`, { text: 'edited' })).status).toBe(200);
+  for (let i = 0; i < 5; i += 1) await post(a.ownerApi, ch, { text: `plain ${i}`, client_ref: `cr-${i}` });
+  // reactions: two emoji on the root in a known order, two people on one of them
+  expect((await bob.put(`/channels/${ch}/messages/${root.ts}/reactions/tada`)).status).toBe(201);
+  expect((await a.ownerApi.put(`/channels/${ch}/messages/${root.ts}/reactions/eyes`)).status).toBe(201);
+  expect((await a.ownerApi.put(`/channels/${ch}/messages/${root.ts}/reactions/tada`)).status).toBe(201);
+  await h.deps.database.db.execute(sql`UPDATE messages SET session = '{"client":"claude","version":"1.2"}' WHERE channel_id = ${ch} AND ts_micros = ${BigInt(root.ts.replace('.', '')).toString()}::bigint`);
+
+  const res = await a.ownerApi.get(`/channels/${ch}/messages?limit=50`);
+  expect(res.status).toBe(200);
+  expect(res.body.data).toEqual(await referencePage(ch, 50));
+  const rootView = res.body.data.find((m: { ts: string }) => m.ts === root.ts);
+  expect(rootView.reactions).toEqual([
+    { emoji: 'tada', count: 2, by: [bob.identityId, a.owner.identityId] },
+    { emoji: 'eyes', count: 1, by: [a.owner.identityId] },
+  ]);
+  expect(rootView).toMatchObject({ reply_count: 1, session: { client: 'claude', version: '1.2' }, mentions: [bob.identityId] });
+
+  // paging: pages of 3 concatenate to the whole list, no repeats
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await a.ownerApi.get(`/channels/${ch}/messages?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    expect(page.status).toBe(200);
+    seen.push(...page.body.data.map((m: { ts: string }) => m.ts));
+    cursor = page.body.next_cursor;
+  } while (cursor);
+  expect(seen).toEqual(res.body.data.map((m: { ts: string }) => m.ts));
+});
+
+test('issue 10: a page costs TWO queries in all (authentication + the page); access rules unchanged', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  await post(a.ownerApi, ch, { text: 'x' });
+  await a.ownerApi.get(`/channels/${ch}/messages`);
+  const sent = await queriesDuring(async () => expect((await a.ownerApi.get(`/channels/${ch}/messages`)).status).toBe(200));
+  expect(sent).toEqual(['auth_credential', 'messages_page']);
+
+  // spec Authentication 7: not a member → 403 not_a_member (owners and admins too); a DM not yours or no channel → 404
+  const outsider = await memberCaller(h, a.accountId, 'admin');
+  expect((await outsider.get(`/channels/${ch}/messages`)).body.error.code).toBe('not_a_member');
+  expect((await outsider.get('/channels/ch_nope/messages')).status).toBe(404);
+  const dm = await a.ownerApi.post('/dms', { members: [(await memberCaller(h, a.accountId)).identityId] });
+  expect((await outsider.get(`/channels/${dm.body.id}/messages`)).status).toBe(404);
+  // an empty channel is an empty page
+  const empty = await makeChannel(a.ownerApi);
+  expect((await a.ownerApi.get(`/channels/${empty}/messages`)).body).toEqual({ data: [], next_cursor: null });
+});
