@@ -13,6 +13,8 @@ export interface WebhookWorkerOptions {
   deliveryConcurrency?: number;
   /** webhook maintenance (sweep, purge) interval in ms; default 5000 */
   maintenanceIntervalMs?: number;
+  /** only these accounts' events and deliveries (tests that share one database); default all */
+  accountIds?: readonly string[];
 }
 
 export interface WebhookWorker {
@@ -27,12 +29,12 @@ export function startWebhookWorker(deps: Deps, options: WebhookWorkerOptions = {
   const connection = createRedis(deps.config.redisUrl, 'worker');
   const queues = webhookQueuesFor(deps);
   const transport = new WebhookTransport(deps.config);
-  const relay = startRelay(deps, queues, options.relay);
+  const relay = startRelay(deps, queues, { accountIds: options.accountIds, ...options.relay });
   const fanout = startFanoutWorker(deps, connection, queues);
   const delivery = startDeliveryWorker(deps, connection, queues, transport, options.deliveryConcurrency);
   const state = { lastPurge: 0 };
   let busy = false;
-  const maintain = () => webhookMaintenance(deps, queues, state);
+  const maintain = () => webhookMaintenance(deps, queues, state, options.accountIds);
   const timer = setInterval(() => {
     if (busy) return;
     busy = true;

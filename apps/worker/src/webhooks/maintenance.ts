@@ -10,8 +10,8 @@ export const PURGE_EVERY_MS = 60 * 60_000;
  * lost is enqueued again (idempotent by job id), and a row that is due while its job still sits
  * delayed (a clock moved, a units reset) is promoted. Hourly, the 30-day purge.
  */
-export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, state: { lastPurge: number }): Promise<{ requeued: number; purged: number }> {
-  const ids = await overdueDeliveries(deps.database.db, deps.now(), OVERDUE_GRACE_MS);
+export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, state: { lastPurge: number }, accountIds?: readonly string[]): Promise<{ requeued: number; purged: number }> {
+  const ids = await overdueDeliveries(deps.database.db, deps.now(), OVERDUE_GRACE_MS, accountIds);
   if (ids.length > 0) {
     await queues.enqueueDeliveries(ids.map((id) => ({ id })));
     for (const id of ids) {

@@ -18,6 +18,8 @@ export interface RelayOptions {
   batch?: number;
   /** a row still unrelayed this long after it was handed over is handed over again; default 10 s */
   resendAfterMs?: number;
+  /** only these accounts' events (tests that share one database); default all */
+  accountIds?: readonly string[];
 }
 
 export interface Relay {
@@ -35,7 +37,7 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
   let running: Promise<void> | null = null;
 
   const scan = async (): Promise<boolean> => {
-    const ids = await unrelayedEventIds(deps.database.db, batch);
+    const ids = await unrelayedEventIds(deps.database.db, batch, options.accountIds);
     const now = Date.now();
     const seen = new Set(ids);
     for (const id of handedOver.keys()) if (!seen.has(id)) handedOver.delete(id);

@@ -1,4 +1,4 @@
-import { and, eq, events, isNotNull, isNull, lte, sql, webhookBodies, webhookDeliveries, webhookEndpoints, type Executor } from '@teamchat/db';
+import { and, eq, events, inArray, isNotNull, isNull, lte, sql, webhookBodies, webhookDeliveries, webhookEndpoints, type Executor } from '@teamchat/db';
 import type { Deps } from '../../context';
 import { newId } from '../../ids';
 import { eventReachesEndpoint, renderEventBody, type EventRow, type PayloadMode } from './render';
@@ -67,8 +67,13 @@ async function storeBody(tx: Executor, event: EventRow, mode: PayloadMode): Prom
   return existing.id;
 }
 
-/** Unrelayed events in seq order (the relay's scan). */
-export async function unrelayedEventIds(db: Executor, limit: number): Promise<string[]> {
-  const rows = await db.select({ id: events.id }).from(events).where(isNull(events.relayedAt)).orderBy(events.seq).limit(limit);
+/** Unrelayed events in seq order (the relay's scan); `accountIds` narrows it (tests sharing one database). */
+export async function unrelayedEventIds(db: Executor, limit: number, accountIds?: readonly string[]): Promise<string[]> {
+  const rows = await db
+    .select({ id: events.id })
+    .from(events)
+    .where(and(isNull(events.relayedAt), accountIds ? inArray(events.accountId, [...accountIds, '']) : undefined))
+    .orderBy(events.seq)
+    .limit(limit);
   return rows.map((r) => r.id);
 }
