@@ -33,6 +33,11 @@ export interface Receiver {
   /** answers for the next requests, in order; then `fallback` */
   script(...answers: Answer[]): void;
   fallback: Answer;
+  /** requests received and not yet answered (or closed), and the most seen at once */
+  inFlight: number;
+  maxInFlight: number;
+  /** the same per request path (one endpoint each in the tests) */
+  maxInFlightByPath: Map<string, number>;
   /** resolves when `n` requests have arrived (across all paths) */
   waitFor(n: number, timeoutMs?: number): Promise<Received[]>;
   close(): Promise<void>;
@@ -62,6 +67,7 @@ export async function startReceiver(options: { port?: number } = {}): Promise<Re
   const waiters: Array<{ n: number; resolve: (r: Received[]) => void }> = [];
   const sockets = new Set<Socket>();
   const hanging = new Set<ServerResponse>();
+  const byPath = new Map<string, number>();
 
   const answer = (a: Answer, res: ServerResponse) => {
     if ('hang' in a) {
@@ -82,6 +88,21 @@ export async function startReceiver(options: { port?: number } = {}): Promise<Re
   };
 
   const server = https.createServer({ key: fs.readFileSync(certs.keyFile), cert: fs.readFileSync(certs.certFile) }, (req, res) => {
+    const p = req.url ?? '/';
+    receiver.inFlight += 1;
+    receiver.maxInFlight = Math.max(receiver.maxInFlight, receiver.inFlight);
+    byPath.set(p, (byPath.get(p) ?? 0) + 1);
+    receiver.maxInFlightByPath.set(p, Math.max(receiver.maxInFlightByPath.get(p) ?? 0, byPath.get(p)!));
+    let counted = true;
+    const done = () => {
+      if (counted) {
+        receiver.inFlight -= 1;
+        byPath.set(p, byPath.get(p)! - 1);
+      }
+      counted = false;
+    };
+    res.on('finish', done);
+    res.on('close', done);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -109,6 +130,9 @@ export async function startReceiver(options: { port?: number } = {}): Promise<Re
     url: (p = '/hook') => `https://localhost:${port}${p}`,
     received,
     fallback: { status: 200 },
+    inFlight: 0,
+    maxInFlight: 0,
+    maxInFlightByPath: new Map(),
     script: (...answers) => {
       queue.push(...answers);
     },
