@@ -255,6 +255,23 @@ describe('fan-out (issue 11: one delivery per matching enabled endpoint; never b
   });
 });
 
+describe('DM rule (spec: Events rule 2; docs/webhooks.md Delivery: direct messages)', () => {
+  test('edits and reactions in a DM reach only all-channels endpoints; its posts and dm.received also reach an endpoint listing the DM', async () => {
+    const { a, ep: all } = await setup();
+    const bob = await memberCaller(h, a.accountId);
+    const dm = (await a.ownerApi.post('/dms', { members: [bob.identityId] }).expect(201)).body.id as string;
+    const listed = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: rx.url('/listed'), channels: [dm] });
+    const m = await post(a.ownerApi, dm, { text: 'psst' });
+    await a.ownerApi.put(`/channels/${dm}/messages/${m.ts}/reactions/eyes`);
+    await a.ownerApi.patch(`/channels/${dm}/messages/${m.ts}`, { text: 'psst (edited)' });
+    const types = async (id: string) => (await chainOf(id)).map((r) => r.eventType).sort();
+    await eventually(async () => (await types(all.id)).length >= 4, 10_000, 'all-channels deliveries');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await types(all.id)).toEqual(['dm.received', 'message.edited', 'message.posted', 'reaction.added']);
+    expect(await types(listed.id)).toEqual(['dm.received', 'message.posted']);
+  });
+});
+
 describe('call units (spec: Delivery behaviour 4; transitions "seat\'s daily call units spent")', () => {
   test('with the creator\'s units spent the delivery waits as retrying until the reset, then goes out', async () => {
     const { a, ch, ep, mine } = await setup();
