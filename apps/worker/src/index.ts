@@ -1,3 +1,4 @@
 export * from './worker';
 export * from './job-runner';
 export * from './maintenance';
+export * from './webhooks';

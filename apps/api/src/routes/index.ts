@@ -6,6 +6,7 @@ import { directoryRouter } from './directory';
 import { operationsRouter } from './jobs';
 import { messagingRouter } from './messaging';
 import { searchRouter } from './search';
+import { webhookDeliveriesRouter } from './webhooks/deliveries';
 
 /**
  * The ONE router tree both hosts serve; authentication (the host's policy) runs before it.
@@ -22,6 +23,7 @@ export function buildRouter(): Router {
   account.use(directoryRouter());
   account.use(operationsRouter());
   account.use(searchRouter());
+  account.use(webhookDeliveriesRouter());
 
   const root = Router();
   root.use('/accounts/:accountId', account);

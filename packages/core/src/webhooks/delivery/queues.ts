@@ -1,0 +1,71 @@
+import { Queue } from 'bullmq';
+import type { Deps } from '../../context';
+
+/**
+ * The webhook queues (producer side). The database is the truth: a job only wakes a worker
+ * for a row; a lost job is put back by the worker's sweep.
+ * - fan-out: one job per event, jobId = the event id (a row relayed twice never fans out twice).
+ * - delivery: one job per attempt row, jobId = the row id; a retry is a delayed job.
+ */
+export const WEBHOOK_FANOUT_QUEUE = 'webhook-fanout';
+export const WEBHOOK_DELIVERY_QUEUE = 'webhook-delivery';
+
+export interface FanoutMessage {
+  eventId: string;
+}
+export interface DeliveryMessage {
+  deliveryId: string;
+}
+
+/** Jobs are removed when done, so the sweep may add a row's job again whenever its row is still open. */
+const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: true, attempts: 5, backoff: { type: 'exponential', delay: 1000 } } as const;
+
+export class WebhookQueues {
+  readonly fanout: Queue<FanoutMessage>;
+  readonly delivery: Queue<DeliveryMessage>;
+
+  constructor(private readonly deps: Pick<Deps, 'redis' | 'config' | 'now'>) {
+    const opts = { connection: deps.redis, prefix: deps.config.redisPrefix };
+    this.fanout = new Queue<FanoutMessage>(WEBHOOK_FANOUT_QUEUE, opts);
+    this.delivery = new Queue<DeliveryMessage>(WEBHOOK_DELIVERY_QUEUE, opts);
+    this.fanout.on('error', () => undefined);
+    this.delivery.on('error', () => undefined);
+  }
+
+  async enqueueFanout(eventIds: readonly string[]): Promise<void> {
+    if (eventIds.length === 0) return;
+    await this.fanout.addBulk(eventIds.map((eventId) => ({ name: 'fanout', data: { eventId }, opts: { ...JOB_OPTIONS, jobId: eventId } })));
+  }
+
+  /** Wakes a worker for the row at `at` (now when absent). Idempotent while the row's job exists. */
+  async enqueueDelivery(deliveryId: string, at?: Date | null): Promise<void> {
+    const delay = at ? Math.max(0, at.getTime() - this.deps.now().getTime()) : 0;
+    await this.delivery.add('deliver', { deliveryId }, { ...JOB_OPTIONS, jobId: deliveryId, delay });
+  }
+
+  async enqueueDeliveries(rows: ReadonlyArray<{ id: string; at?: Date | null }>): Promise<void> {
+    if (rows.length === 0) return;
+    const now = this.deps.now().getTime();
+    await this.delivery.addBulk(rows.map((r) => ({
+      name: 'deliver',
+      data: { deliveryId: r.id },
+      opts: { ...JOB_OPTIONS, jobId: r.id, delay: r.at ? Math.max(0, r.at.getTime() - now) : 0 },
+    })));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.fanout.close(), this.delivery.close()]);
+  }
+}
+
+const byDeps = new WeakMap<object, WebhookQueues>();
+
+/** The process's producer queues on its deps' Redis connection (built on first use). */
+export function webhookQueuesFor(deps: Pick<Deps, 'redis' | 'config' | 'now'>): WebhookQueues {
+  let q = byDeps.get(deps);
+  if (!q) {
+    q = new WebhookQueues(deps);
+    byDeps.set(deps, q);
+  }
+  return q;
+}

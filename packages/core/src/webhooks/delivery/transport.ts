@@ -1,0 +1,117 @@
+import fs from 'node:fs';
+import { isIP } from 'node:net';
+import tls from 'node:tls';
+import { buildConnector, Pool } from 'undici';
+import type { Config } from '../../config';
+import type { VettedUrl } from '../url-guard';
+
+/**
+ * The HTTP side of an attempt: undici keep-alive pools, one per (origin, vetted address). The
+ * pool's connector dials the address the URL guard vetted (never resolving the name again) and
+ * keeps the host name for TLS (SNI and certificate check) and the Host header. Redirects are
+ * never followed (undici follows none without its redirect interceptor): a 3xx is a failure.
+ */
+export interface PostResult {
+  /** the receiver's status, or null when it did not answer (timeout, refused, reset, TLS) */
+  status: number | null;
+  latencyMs: number;
+  /** why the attempt failed at the transport level, or null */
+  error: string | null;
+}
+
+/** Pools idle this long are closed and forgotten. */
+const POOL_IDLE_MS = 5 * 60_000;
+/** Connections per pool: more than the in-flight cap (16), so one account never queues inside undici. */
+const POOL_CONNECTIONS = 32;
+/** Bytes of a receiver's answer read before the connection is dropped (the body is ignored). */
+const MAX_BODY_BYTES = 64 * 1024;
+
+interface PoolEntry {
+  pool: Pool;
+  lastUsed: number;
+}
+
+export class WebhookTransport {
+  private readonly pools = new Map<string, PoolEntry>();
+  private readonly ca: string[] | undefined;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly config: Pick<Config, 'webhookCaFile' | 'webhookTimeoutMs'>) {
+    this.ca = config.webhookCaFile ? [...tls.rootCertificates, fs.readFileSync(config.webhookCaFile, 'utf8')] : undefined;
+    this.timer = setInterval(() => this.closeIdle(), POOL_IDLE_MS);
+    this.timer.unref();
+  }
+
+  private poolFor(target: VettedUrl): Pool {
+    const key = `${target.url.origin}|${target.address}`;
+    const hit = this.pools.get(key);
+    if (hit) {
+      hit.lastUsed = Date.now();
+      return hit.pool;
+    }
+    const servername = target.url.hostname.replace(/^\[(.*)\]$/, '$1');
+    const connector = buildConnector({ ca: this.ca, rejectUnauthorized: true, timeout: this.config.webhookTimeoutMs });
+    const address = target.address;
+    const pool = new Pool(target.url.origin, {
+      connections: POOL_CONNECTIONS,
+      keepAliveTimeout: 30_000,
+      headersTimeout: this.config.webhookTimeoutMs,
+      bodyTimeout: this.config.webhookTimeoutMs,
+      // Dial the vetted address; SNI and the certificate check use the URL's host name
+      // (no SNI for an IP literal, as TLS requires).
+      connect: (opts, cb) => connector({ ...opts, hostname: address, servername: isIP(servername) ? undefined : servername } as never, cb),
+    });
+    this.pools.set(key, { pool, lastUsed: Date.now() });
+    return pool;
+  }
+
+  /** POSTs `body` with `headers`; any answer within the timeout counts, its body is drained and ignored. */
+  async post(target: VettedUrl, headers: Record<string, string>, body: string): Promise<PostResult> {
+    const started = process.hrtime.bigint();
+    const elapsed = () => Number((process.hrtime.bigint() - started) / 1_000_000n);
+    const signal = AbortSignal.timeout(this.config.webhookTimeoutMs);
+    try {
+      const res = await this.poolFor(target).request({
+        method: 'POST',
+        path: `${target.url.pathname}${target.url.search}`,
+        headers,
+        body,
+        signal,
+      });
+      const latencyMs = elapsed();
+      // Only the status matters; read a little of the body so the connection can be kept.
+      await res.body.dump({ limit: MAX_BODY_BYTES }).catch(() => undefined);
+      return { status: res.statusCode, latencyMs, error: null };
+    } catch (err) {
+      return { status: null, latencyMs: elapsed(), error: describe(err, signal) };
+    }
+  }
+
+  private closeIdle(): void {
+    const cutoff = Date.now() - POOL_IDLE_MS;
+    for (const [key, entry] of this.pools) {
+      if (entry.lastUsed < cutoff) {
+        this.pools.delete(key);
+        void entry.pool.close().catch(() => undefined);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((p) => p.pool.close().catch(() => undefined)));
+  }
+}
+
+function describe(err: unknown, signal: AbortSignal): string {
+  if (signal.aborted) return 'timeout: no answer in time';
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e.code ?? e.cause?.code;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'timeout: no answer in time';
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'connection reset';
+  if (code && /CERT|SSL|TLS|ERR_TLS/.test(code)) return `tls error: ${code}`;
+  return `network error: ${code ?? e.message ?? 'unknown'}`;
+}
