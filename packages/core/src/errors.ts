@@ -51,6 +51,9 @@ export const errors = {
   notAMember: (what = 'account') => new AppError('not_a_member', `You are not a member of this ${what}.`),
   insufficientScope: (scope: string) =>
     new AppError('insufficient_scope', `This credential lacks the ${scope} scope.`, { required_scope: scope }),
+  /** web-session-only endpoints, and what a credential may never do (spec: enabling a webhook endpoint) */
+  webSessionRequired: (message = 'This is available only to a signed-in person on the web host.') =>
+    new AppError('forbidden', message, { reason: 'web_session_required' }),
 };
 
 /**

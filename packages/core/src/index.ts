@@ -28,3 +28,6 @@ export * from './search/search-messages';
 export * from './auth/sign-in-throttle';
 export * from './webhooks/signing';
 export * from './webhooks/url-guard';
+export * from './webhooks/endpoint-secrets';
+export * from './webhooks/endpoints';
+export * from './notifications';
