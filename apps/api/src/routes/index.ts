@@ -6,6 +6,7 @@ import { directoryRouter } from './directory';
 import { operationsRouter } from './jobs';
 import { approvalsRouter, messagingRouter } from './messaging';
 import { searchRouter } from './search';
+import { webhookEndpointsRouter } from './webhooks/endpoints';
 
 /**
  * The ONE router tree both hosts serve; authentication (the host's policy) runs before it.
@@ -21,6 +22,7 @@ export function buildRouter(): Router {
   account.use(operationsRouter());
   account.use(messagingRouter());
   account.use(searchRouter());
+  account.use(webhookEndpointsRouter());
 
   const root = Router();
   root.use('/accounts/:accountId', account);
