@@ -37,8 +37,8 @@ export function webhookEndpointsRouter(): Router {
   router.get('/webhooks', manage, validate({ query: listQuerySchema }), async (req, res) => {
     const deps = depsOf(req);
     const page = listRequest<number>(req, res, 'webhooks');
-    const rows = await listEndpoints(deps.database.db, { accountId: actorOf(res).accountId, now: deps.now(), page });
     const now = deps.now();
+    const rows = await listEndpoints(deps.database.db, { accountId: actorOf(res).accountId, now, page });
     sendPage(req, res, 'webhooks', rows, page.limit, (r) => toWebhookEndpointView(r.row, { health: r.health, now }), (r) => r.row.seq);
   });
 
