@@ -105,10 +105,15 @@ describe('Webhook endpoint enablement: registration (spec table rows 1 and 2)', 
 describe('Webhook payload rules (spec: "Webhook endpoint payload on register/change")', () => {
   test('events must be known names, at least one; payload pointers or text; url required', async () => {
     const a = await webhookAccount(h);
+    // Every name of the spec's "Subscribable events" table is accepted (`test` included).
+    const all = ['message.posted', 'message.edited', 'message.deleted', 'thread.replied', 'mention', 'dm.received',
+      'channel.created', 'channel.deleted', 'reaction.added', 'reaction.removed', 'session.evicted', 'test'];
+    const ok = await register(a.web, { events: all });
+    expect([ok.status, ok.body.events]).toEqual([201, all]);
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ events: [] }, 'events'],
       [{ events: ['message.sent'] }, 'events.0'],
-      [{ events: ['test'] }, 'events.0'],
+      [{ events: ['message.posted', 'message.posted'] }, 'events.1'],
       [{ payload: 'html' }, 'payload'],
       [{ channels: [] }, 'channels'],
       [{ channels: 'some' }, 'channels'],
@@ -182,6 +187,21 @@ describe('Webhook endpoint enablement: changes (spec table row 3), manual disabl
     const pending = await registered(a.key);
     const still = await a.web.patch(`/webhooks/${pending.id}`, { enabled: false });
     expect(still.body).toMatchObject({ enabled: false, disabled_reason: 'awaiting_enable' });
+  });
+
+  test('disabling (manual, or awaiting_enable after a credential\'s change) drops the open deliveries at once, as automatic disabling does', async () => {
+    const a = await webhookAccount(h);
+    for (const [body, reason] of [[{ enabled: false }, 'manual'], [{ payload: 'text' }, 'awaiting_enable']] as const) {
+      const ep = await registered(a.web);
+      const [done, open, waiting] = await insertDeliveries(h, {
+        accountId: a.accountId, endpointId: ep.id, rows: [{ status: 'delivered', attemptedAt: new Date(), latencyMs: 5 }, { status: 'pending' }, { status: 'retrying' }],
+      });
+      expect((await a.key.patch(`/webhooks/${ep.id}`, body)).body.disabled_reason).toBe(reason);
+      const rows = new Map((await h.deps.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, ep.id))).map((r) => [r.id, r]));
+      expect(rows.get(done)!.status).toBe('delivered');
+      for (const id of [open, waiting]) expect(rows.get(id)).toMatchObject({ status: 'dead', error: `dropped: endpoint disabled (${reason})`, nextRetryAt: null });
+      expect((await a.web.get(`/webhooks/${ep.id}`)).body.health.pending_count).toBe(0);
+    }
   });
 
   test('a credential PATCH asking enabled: true or setting authorization → 403 web_session_required, nothing changes', async () => {
@@ -425,7 +445,7 @@ describe('List and get with health (spec: "Lists carry health")', () => {
 });
 
 describe('DELETE (spec: "remove it; pending deliveries are dropped")', () => {
-  test('sets deleted_at; pending and retrying deliveries become failed with error endpoint_deleted; finished ones stay', async () => {
+  test('sets deleted_at; pending and retrying deliveries are dropped (dead, "dropped: endpoint deleted"); finished ones stay', async () => {
     const a = await webhookAccount(h);
     const ep = await registered(a.web);
     const [delivered, pending, retrying, dead] = await insertDeliveries(h, {
@@ -439,7 +459,8 @@ describe('DELETE (spec: "remove it; pending deliveries are dropped")', () => {
     const byId = new Map(rows.map((r) => [r.id, r]));
     expect(byId.get(delivered)!.status).toBe('delivered');
     expect(byId.get(dead)!.status).toBe('dead');
-    for (const id of [pending, retrying]) expect(byId.get(id)).toMatchObject({ status: 'failed', error: 'endpoint_deleted', nextRetryAt: null });
+    for (const id of [pending, retrying]) expect(byId.get(id)).toMatchObject({ status: 'dead', error: 'dropped: endpoint deleted', nextRetryAt: null });
+    expect(byId.get(dead)!.error).toBeNull();
     const row = await endpointRow(ep.id);
     expect(row.deletedAt).not.toBeNull();
     expect(row.enabled).toBe(false);

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { ENDPOINT_LIMITS, PAYLOAD_MODES, SUBSCRIBABLE_EVENTS } from '@teamchat/core';
+import { ENDPOINT_LIMITS, ENDPOINT_PAYLOAD_MODES, SUBSCRIBABLE_EVENTS } from '@teamchat/core';
 
 /**
  * Register/change payload (spec: Webhooks, "Webhook endpoint payload on register/change").
@@ -11,7 +11,7 @@ const channels = Joi.alternatives().try(
   Joi.string().valid('all'),
   Joi.array().items(Joi.string().max(80)).min(1).max(ENDPOINT_LIMITS.maxChannels).unique(),
 ).messages({ 'alternatives.match': '{{#label}} must be "all" or a list of channel ids' });
-const payload = Joi.string().valid(...PAYLOAD_MODES);
+const payload = Joi.string().valid(...ENDPOINT_PAYLOAD_MODES);
 /** The custom header's value, sent as `Authorization: Bearer <value>`: visible ASCII, no spaces; null clears it. */
 const authorization = Joi.string().max(ENDPOINT_LIMITS.authorizationMaxLength).pattern(/^[\x21-\x7e]+$/).allow(null)
   .messages({ 'string.pattern.base': '{{#label}} must be a token of visible ASCII characters without spaces' });

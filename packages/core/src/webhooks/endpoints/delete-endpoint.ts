@@ -1,17 +1,15 @@
-import { and, eq, inArray, webhookDeliveries, webhookEndpoints, type Executor } from '@teamchat/db';
+import { eq, webhookEndpoints, type Executor } from '@teamchat/db';
 import { recordAudit } from '../../audit';
 import { urlOrigin } from '../../notifications/notify-admins';
 import type { EndpointCall } from './context';
+import { dropEndpointDeliveries } from './drop-deliveries';
 import { loadEndpoint } from './load';
-
-/** The error written on the deliveries a DELETE drops. */
-export const ENDPOINT_DELETED_ERROR = 'endpoint_deleted';
 
 /**
  * DELETE: sets `deleted_at` (and `enabled` false, so no query that forgets `deleted_at` can
  * deliver to it) and drops its open deliveries in the same transaction: every `pending` or
- * `retrying` row becomes `failed` with error `endpoint_deleted` and no `next_retry_at`. Log rows
- * are kept (for the 30-day retention); a worker holding one of them finds it no longer open.
+ * `retrying` row becomes `dead` with `error: "dropped: endpoint deleted"` (the delivery engine's
+ * own rule for a deleted endpoint). Log rows are kept for the 30-day retention.
  * Returns how many deliveries were dropped.
  */
 export async function deleteEndpoint(tx: Executor, input: EndpointCall & { endpointId: string }): Promise<{ dropped: number }> {
@@ -22,14 +20,10 @@ export async function deleteEndpoint(tx: Executor, input: EndpointCall & { endpo
     .update(webhookEndpoints)
     .set({ deletedAt: now, enabled: false, disabledAt: row.enabled ? now : row.disabledAt, updatedAt: now })
     .where(eq(webhookEndpoints.id, row.id));
-  const dropped = await tx
-    .update(webhookDeliveries)
-    .set({ status: 'failed', error: ENDPOINT_DELETED_ERROR, nextRetryAt: null, claimedUntil: null })
-    .where(and(eq(webhookDeliveries.endpointId, row.id), inArray(webhookDeliveries.status, ['pending', 'retrying'])))
-    .returning({ id: webhookDeliveries.id });
+  const dropped = await dropEndpointDeliveries(tx, row.id, 'endpoint deleted');
   await recordAudit(tx, {
     accountId: actor.accountId, action: 'webhook.deleted', actor, targetType: 'webhook_endpoint', targetId: row.id,
-    data: { url_origin: urlOrigin(row.url), dropped_deliveries: dropped.length },
+    data: { url_origin: urlOrigin(row.url), dropped_deliveries: dropped },
   });
-  return { dropped: dropped.length };
+  return { dropped };
 }

@@ -1,4 +1,4 @@
-import type { EndpointRow } from './load';
+import type { WebhookEndpointRow } from './load';
 import type { DisabledReason } from './rules';
 
 /** What a PATCH does to an endpoint's enablement, and whom it tells. */
@@ -27,7 +27,7 @@ export interface EnablementChange {
  * A credential asking `enabled: true` never reaches here (403 web_session_required).
  */
 export function nextEnablement(
-  row: Pick<EndpointRow, 'enabled' | 'disabledReason' | 'url' | 'payload'>,
+  row: Pick<WebhookEndpointRow, 'enabled' | 'disabledReason' | 'url' | 'payload'>,
   input: { web: boolean; url?: string; payload?: string; enabled?: boolean; now: Date },
 ): EnablementChange {
   const keep: EnablementChange = {

@@ -1,7 +1,7 @@
 import { and, eq, isNull, webhookEndpoints, type Executor } from '@teamchat/db';
 import { seqKeyset } from '../../pagination';
 import { endpointHealth, type EndpointHealth } from './health';
-import type { EndpointRow } from './load';
+import type { WebhookEndpointRow } from './load';
 
 /**
  * The account's live endpoints, oldest first (keyset on seq), each with its health.
@@ -10,7 +10,7 @@ import type { EndpointRow } from './load';
 export async function listEndpoints(
   db: Executor,
   input: { accountId: string; now: Date; page: { limit: number; after: number | null } },
-): Promise<Array<{ row: EndpointRow; health: EndpointHealth }>> {
+): Promise<Array<{ row: WebhookEndpointRow; health: EndpointHealth }>> {
   const k = seqKeyset(webhookEndpoints.seq, input.page.after, 'asc');
   const rows = await db
     .select()

@@ -1,7 +1,7 @@
 import { and, eq, isNull, webhookEndpoints, type Executor } from '@teamchat/db';
 import { errors } from '../../errors';
 
-export type EndpointRow = typeof webhookEndpoints.$inferSelect;
+export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
 
 /** A live (not deleted) endpoint of the account, or 404; `forUpdate` locks the row. */
 export async function loadEndpoint(
@@ -9,7 +9,7 @@ export async function loadEndpoint(
   accountId: string,
   endpointId: string,
   options: { forUpdate?: boolean } = {},
-): Promise<EndpointRow> {
+): Promise<WebhookEndpointRow> {
   const query = db
     .select()
     .from(webhookEndpoints)

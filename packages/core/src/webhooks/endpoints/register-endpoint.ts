@@ -9,20 +9,20 @@ import { generateSigningSecret } from '../signing';
 import { claimEndpointPlace } from './budget';
 import { checkChannels, checkEndpointUrl } from './checks';
 import type { EndpointCall } from './context';
-import type { EndpointRow } from './load';
-import type { ChannelsFilter, PayloadMode } from './rules';
+import type { WebhookEndpointRow } from './load';
+import type { ChannelsFilter, EndpointPayloadMode } from './rules';
 
 export interface RegisterInput extends EndpointCall {
   url: string;
   events: string[];
   channels: ChannelsFilter;
-  payload?: PayloadMode;
+  payload?: EndpointPayloadMode;
   enabled?: boolean;
   authorization?: string | null;
 }
 
 export interface RegisterResult {
-  endpoint: EndpointRow;
+  endpoint: WebhookEndpointRow;
   /** the signing secret, for a web session's registration only (shown once, in that response) */
   secret: string | null;
   /** owners' and admins' notices written in the transaction, to email after commit */

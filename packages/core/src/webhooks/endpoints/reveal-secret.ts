@@ -4,7 +4,7 @@ import { AppError, errors } from '../../errors';
 import { isWebSession } from '../../principal';
 import { openWebhookSecret } from '../endpoint-secrets';
 import type { EndpointCall } from './context';
-import { loadEndpoint, type EndpointRow } from './load';
+import { loadEndpoint, type WebhookEndpointRow } from './load';
 
 /**
  * POST .../reveal (web session only): the signing secret of an endpoint a credential created,
@@ -12,7 +12,7 @@ import { loadEndpoint, type EndpointRow } from './load';
  * both see it. Once revealed (or for an endpoint registered on the dashboard, whose secret was
  * shown at creation): 403 forbidden, `reason: secret_not_pending_reveal` (rotate for a new one).
  */
-export async function revealSecret(tx: Executor, input: EndpointCall & { endpointId: string }): Promise<{ endpoint: EndpointRow; secret: string }> {
+export async function revealSecret(tx: Executor, input: EndpointCall & { endpointId: string }): Promise<{ endpoint: WebhookEndpointRow; secret: string }> {
   const { deps, actor } = input;
   if (!isWebSession(actor)) throw errors.webSessionRequired('A signing secret is revealed on the dashboard only.');
   const [endpoint] = await tx

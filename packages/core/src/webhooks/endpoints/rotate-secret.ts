@@ -5,7 +5,7 @@ import { isWebSession } from '../../principal';
 import { sealWebhookSecret } from '../endpoint-secrets';
 import { generateSigningSecret } from '../signing';
 import type { EndpointCall } from './context';
-import { loadEndpoint, type EndpointRow } from './load';
+import { loadEndpoint, type WebhookEndpointRow } from './load';
 import { ROTATION_OVERLAP_MS } from './rules';
 
 /**
@@ -15,7 +15,7 @@ import { ROTATION_OVERLAP_MS } from './rules';
  * previous secret with the one just superseded (at most two secrets ever sign). Any secret
  * still waiting to be revealed is superseded too (`secret_pending_reveal` false).
  */
-export async function rotateSecret(tx: Executor, input: EndpointCall & { endpointId: string }): Promise<{ endpoint: EndpointRow; secret: string }> {
+export async function rotateSecret(tx: Executor, input: EndpointCall & { endpointId: string }): Promise<{ endpoint: WebhookEndpointRow; secret: string }> {
   const { deps, actor } = input;
   if (!isWebSession(actor)) throw errors.webSessionRequired('A signing secret is rotated on the dashboard only.');
   const row = await loadEndpoint(tx, actor.accountId, input.endpointId, { forUpdate: true });

@@ -6,8 +6,9 @@ import { isWebSession } from '../../principal';
 import { sealWebhookSecret } from '../endpoint-secrets';
 import { checkChannels, checkEndpointUrl } from './checks';
 import type { EndpointCall } from './context';
+import { dropEndpointDeliveries } from './drop-deliveries';
 import { nextEnablement } from './enablement';
-import { loadEndpoint, type EndpointRow } from './load';
+import { loadEndpoint, type WebhookEndpointRow } from './load';
 import type { EndpointFields } from './rules';
 
 export interface UpdateInput extends EndpointCall, EndpointFields {
@@ -17,7 +18,7 @@ export interface UpdateInput extends EndpointCall, EndpointFields {
 }
 
 export interface UpdateResult {
-  endpoint: EndpointRow;
+  endpoint: WebhookEndpointRow;
   /** it went from disabled to enabled: the caller delivers a test event once committed */
   enabled: boolean;
   notifications: RecordedNotification[];
@@ -67,6 +68,9 @@ export async function updateEndpoint(tx: Executor, input: UpdateInput): Promise<
     .set({ ...changes, version: sql`${webhookEndpoints.version} + 1`, updatedAt: now })
     .where(eq(webhookEndpoints.id, row.id))
     .returning();
+  // Disabled now (manual, or awaiting_enable after a credential's change): its open deliveries
+  // are dropped at once, as on automatic disabling; events raised while disabled are never sent.
+  if (row.enabled && !endpoint.enabled) await dropEndpointDeliveries(tx, row.id, `endpoint disabled (${endpoint.disabledReason})`);
   await recordAudit(tx, {
     accountId: actor.accountId, action: 'webhook.updated', actor, targetType: 'webhook_endpoint', targetId: row.id,
     data: {

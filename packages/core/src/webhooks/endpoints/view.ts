@@ -1,5 +1,5 @@
 import type { EndpointHealth } from './health';
-import type { EndpointRow } from './load';
+import type { WebhookEndpointRow } from './load';
 
 /**
  * A webhook endpoint as the API shows it. Built field by field so neither a secret nor a
@@ -7,7 +7,7 @@ import type { EndpointRow } from './load';
  * shows only as `authorization_set`. The plaintext secret appears only where a use case hands
  * it over explicitly (web registration, reveal, rotate), through `secret`.
  */
-export function toWebhookEndpointView(row: EndpointRow, extra: { health?: EndpointHealth; secret?: string; now?: Date } = {}) {
+export function toWebhookEndpointView(row: WebhookEndpointRow, extra: { health?: EndpointHealth; secret?: string; now?: Date } = {}) {
   const previousLive = row.previousValidUntil !== null && (!extra.now || row.previousValidUntil > extra.now);
   return {
     id: row.id,
