@@ -251,9 +251,14 @@ describe('Webhook endpoint enablement: enabling (rows 4 and 9; Delivery behaviou
       await h.deps.database.db.update(webhookEndpoints)
         .set({ enabled: false, disabledReason: reason, disabledAt: new Date(), failingSince: new Date(Date.now() - 86_400_000) })
         .where(eq(webhookEndpoints.id, ep.id));
+      const enabledFrom = Date.now();
       const res = await a.web.patch(`/webhooks/${ep.id}`, { enabled: true });
       expect([reason, res.status, res.body.enabled, res.body.test_delivery?.status]).toEqual([reason, 200, true, 'failed']);
-      expect((await endpointRow(ep.id)).failingSince).toBeNull();
+      // The old failing window is gone: the failed test event alone cannot disable it again as
+      // `failing` (a window, if any, now starts at that test's failure).
+      const row = await endpointRow(ep.id);
+      expect(row.enabled).toBe(true);
+      expect(row.failingSince === null || row.failingSince.getTime() >= enabledFrom - 1000).toBe(true);
     }
     const on = await registered(a.web);
     const again = await a.web.patch(`/webhooks/${on.id}`, { enabled: true });
