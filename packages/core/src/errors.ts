@@ -56,6 +56,9 @@ export const errors = {
    */
   taken: (message: string, reason: string, field?: string) =>
     new AppError('invalid_request', message, field ? { reason, field } : { reason }),
+  /** web-session-only endpoints, and what a credential may never do (spec: enabling a webhook endpoint) */
+  webSessionRequired: (message = 'This is available only to a signed-in person on the web host.') =>
+    new AppError('forbidden', message, { reason: 'web_session_required' }),
 };
 
 /** Fields of the unique indexes a caller's input can collide with, by constraint name. */

@@ -31,3 +31,5 @@ export * from './webhooks/signing';
 export * from './webhooks/url-guard';
 export * from './webhooks/endpoint-secrets';
 export * from './webhooks/delivery';
+export * from './webhooks/endpoints';
+export * from './notifications';

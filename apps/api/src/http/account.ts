@@ -46,9 +46,7 @@ export function requireScope(scope: string) {
 /** Endpoints the spec marks "web session only". */
 export function requireWebSession(_req: Request, res: Response, next: NextFunction): void {
   if (locals(res).principal?.via !== 'web_session') {
-    throw new AppError('forbidden', 'This endpoint is available only to a signed-in person on the web host.', {
-      reason: 'web_session_required',
-    });
+    throw errors.webSessionRequired('This endpoint is available only to a signed-in person on the web host.');
   }
   next();
 }

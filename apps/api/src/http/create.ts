@@ -7,6 +7,8 @@ import { actorOf, depsOf, locals } from './locals';
 export interface CreateResult {
   status: number;
   body: unknown;
+  /** what the idempotency record keeps and a replay answers, when it must differ from `body` (a secret shown once is not stored) */
+  storedBody?: unknown;
   headers?: Record<string, string>;
   /** work to do only once the transaction has committed (enqueue a job, ...) */
   afterCommit?: () => Promise<void>;
@@ -52,7 +54,7 @@ export function creating(useCase: (ctx: CreateContext) => Promise<CreateResult>)
         }
       }
       const out = await useCase({ tx, deps, actor, body: valid.body, params: valid.params, req });
-      if (scope) await saveResponse(tx, scope, { status: out.status, body: out.body, headers: out.headers ?? {} }, sealKeyOf(deps));
+      if (scope) await saveResponse(tx, scope, { status: out.status, body: out.storedBody ?? out.body, headers: out.headers ?? {} }, sealKeyOf(deps));
       return out;
     });
     if (!replayed && result.afterCommit) {

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { countSeats, type Plan } from '@teamchat/core';
+import { countLiveEndpoints, countSeats, type Plan } from '@teamchat/core';
 import { requireScope } from '../http/account';
 import { limitsOf } from '../http/limits';
 import { actorOf, depsOf, locals } from '../http/locals';
@@ -15,7 +15,7 @@ export function accountRouter(): Router {
     const account = locals(res).account!;
     const limits = deps.config.planLimits[account.plan as Plan];
     const spent = limitsOf(res);
-    const seats = await countSeats(deps.database.db, account.id);
+    const [seats, endpoints] = await Promise.all([countSeats(deps.database.db, account.id), countLiveEndpoints(deps.database.db, account.id)]);
     const minute = spent?.minute;
     const units = spent?.units;
     res.json({
@@ -42,8 +42,8 @@ export function accountRouter(): Router {
           remaining: units ? units.remaining : null,
           resets_at: units ? units.resetsAt.toISOString() : null,
         },
-        // Summed for the account (limit × seats); counted by the webhooks feature once it lands.
-        webhook_endpoints_per_seat: { limit: limits.webhookEndpointsPerSeat, account_limit: limits.webhookEndpointsPerSeat * seats, used: null },
+        // Summed for the account (limit × seats); `used` counts the account's live endpoints.
+        webhook_endpoints_per_seat: { limit: limits.webhookEndpointsPerSeat, account_limit: limits.webhookEndpointsPerSeat * seats, used: endpoints },
       },
       your_role: actorOf(res).role,
     });

@@ -7,6 +7,7 @@ import { operationsRouter } from './jobs';
 import { messagingRouter } from './messaging';
 import { searchRouter } from './search';
 import { webhookDeliveriesRouter } from './webhooks/deliveries';
+import { webhookEndpointsRouter } from './webhooks/endpoints';
 
 /**
  * The ONE router tree both hosts serve; authentication (the host's policy) runs before it.
@@ -24,6 +25,7 @@ export function buildRouter(): Router {
   account.use(operationsRouter());
   account.use(searchRouter());
   account.use(webhookDeliveriesRouter());
+  account.use(webhookEndpointsRouter());
 
   const root = Router();
   root.use('/accounts/:accountId', account);

@@ -1,0 +1,51 @@
+import type { Config } from '../config';
+
+/** What a notification is about. `data` of each kind is shown below; free-form extras are never mailed. */
+export type NotificationKind = 'webhook.awaiting_enable' | 'webhook.disabled';
+
+export interface NotificationData {
+  /** the webhook endpoint concerned */
+  endpoint_id?: string;
+  /** scheme, host and port of its URL only: a path or query may hold a receiver's token */
+  url_origin?: string;
+  /** why: `registered`, `url_changed`, `payload_text` (awaiting_enable); `manual`, `failing`, `gone`, `slow` (disabled) */
+  reason?: string;
+  [field: string]: unknown;
+}
+
+const WHY: Record<string, string> = {
+  registered: 'was registered through an API key or agent token',
+  url_changed: 'had its URL changed through an API key or agent token',
+  payload_text: 'was switched to the text payload through an API key or agent token',
+  manual: 'was disabled by an owner or admin',
+  failing: 'was disabled automatically: every delivery failed for 24 hours',
+  gone: 'was disabled automatically: the receiver answered 410 Gone',
+  slow: 'was disabled automatically: the median latency of its last 50 deliveries was above 2 seconds',
+};
+
+/**
+ * The email of a notification: subject and plain text, built only from known fields (the
+ * endpoint id, its URL's origin, the reason), so no secret, token or URL path can reach a mailbox.
+ */
+export function renderNotificationEmail(
+  config: Pick<Config, 'publicWebUrl'>,
+  input: { accountId: string; kind: string; data: NotificationData },
+): { subject: string; text: string } {
+  const { data } = input;
+  const what = `Webhook endpoint ${data.endpoint_id ?? ''}${data.url_origin ? ` (${data.url_origin})` : ''}`.trim();
+  const why = (data.reason && WHY[data.reason]) ?? (data.reason ? `changed state (${data.reason})` : 'needs attention');
+  const action = input.kind === 'webhook.awaiting_enable'
+    ? 'It delivers nothing until an owner or admin reviews it and enables it on the Webhooks page of the dashboard.'
+    : 'It delivers nothing until an owner or admin enables it again on the Webhooks page of the dashboard.';
+  const subject = input.kind === 'webhook.awaiting_enable'
+    ? `Webhook endpoint awaiting enable in account ${input.accountId}`
+    : `Webhook endpoint disabled in account ${input.accountId}`;
+  const text = [
+    `${what} ${why}.`,
+    action,
+    '',
+    `Account: ${input.accountId}`,
+    `Dashboard: ${config.publicWebUrl}`,
+  ].join('\n');
+  return { subject, text };
+}

@@ -1,0 +1,17 @@
+export * from './rules';
+export * from './load';
+export * from './view';
+export * from './health';
+export * from './budget';
+export * from './checks';
+export * from './enablement';
+export * from './register-endpoint';
+export * from './list-endpoints';
+export * from './get-endpoint';
+export * from './update-endpoint';
+export * from './delete-endpoint';
+export * from './drop-deliveries';
+export * from './reveal-secret';
+export * from './rotate-secret';
+export * from './enable-test';
+export type { EndpointCall } from './context';

@@ -1,0 +1,91 @@
+import { eq, sql, webhookEndpoints, type Executor } from '@teamchat/db';
+import { recordAudit } from '../../audit';
+import { AppError, errors } from '../../errors';
+import { recordAdminNotifications, urlOrigin, type RecordedNotification } from '../../notifications/notify-admins';
+import { isWebSession } from '../../principal';
+import { sealWebhookSecret } from '../endpoint-secrets';
+import { checkChannels, checkEndpointUrl } from './checks';
+import type { EndpointCall } from './context';
+import { dropEndpointDeliveries } from './drop-deliveries';
+import { nextEnablement } from './enablement';
+import { loadEndpoint, type WebhookEndpointRow } from './load';
+import type { EndpointFields } from './rules';
+
+export interface UpdateInput extends EndpointCall, EndpointFields {
+  endpointId: string;
+  /** from If-Match: the version the caller read; a mismatch is 412 stale */
+  expectedVersion?: number;
+}
+
+export interface UpdateResult {
+  endpoint: WebhookEndpointRow;
+  /** it went from disabled to enabled: the caller delivers a test event once committed */
+  enabled: boolean;
+  notifications: RecordedNotification[];
+}
+
+/**
+ * PATCH: changes the URL, events, channels, payload, custom header, or enables/disables
+ * (rules in enablement.ts). `enabled: true` and `authorization` are web session only. A new URL
+ * is vetted by the URL guard. Bumps `version`.
+ */
+export async function updateEndpoint(tx: Executor, input: UpdateInput): Promise<UpdateResult> {
+  const { deps, actor } = input;
+  const web = isWebSession(actor);
+  if (!web && input.enabled === true) {
+    throw errors.webSessionRequired('Only a signed-in owner or admin can enable a webhook endpoint, on the dashboard.');
+  }
+  if (!web && input.authorization !== undefined) {
+    throw errors.webSessionRequired('The custom Authorization header is set on the dashboard only.');
+  }
+  const row = await loadEndpoint(tx, actor.accountId, input.endpointId, { forUpdate: true });
+  if (input.expectedVersion !== undefined && input.expectedVersion !== row.version) {
+    throw new AppError('stale', 'The webhook endpoint changed since it was read; read it again.', { current_version: row.version });
+  }
+  const changes: Partial<typeof webhookEndpoints.$inferInsert> = {};
+  if (input.url !== undefined && input.url !== row.url) changes.url = await checkEndpointUrl(deps.config, input.url);
+  if (input.events !== undefined) changes.events = [...new Set(input.events)];
+  if (input.channels !== undefined) {
+    const filter = await checkChannels(tx, actor.accountId, input.channels);
+    changes.allChannels = filter.allChannels;
+    changes.channelIds = filter.channelIds;
+  }
+  if (input.payload !== undefined) changes.payload = input.payload;
+  if (input.authorization !== undefined) {
+    changes.authorizationEnc = input.authorization === null ? null : sealWebhookSecret(deps.config, input.authorization);
+  }
+
+  const now = deps.now();
+  const next = nextEnablement(row, { web, url: input.url, payload: input.payload, enabled: input.enabled, now });
+  changes.enabled = next.enabled;
+  changes.disabledReason = next.disabledReason;
+  if (next.enabledAt !== undefined) changes.enabledAt = next.enabledAt;
+  if (next.disabledAt !== undefined) changes.disabledAt = next.disabledAt;
+  if (next.clearFailing) changes.failingSince = null;
+
+  const [endpoint] = await tx
+    .update(webhookEndpoints)
+    .set({ ...changes, version: sql`${webhookEndpoints.version} + 1`, updatedAt: now })
+    .where(eq(webhookEndpoints.id, row.id))
+    .returning();
+  // Disabled now (manual, or awaiting_enable after a credential's change): its open deliveries
+  // are dropped at once, as on automatic disabling; events raised while disabled are never sent.
+  if (row.enabled && !endpoint.enabled) await dropEndpointDeliveries(tx, row.id, `endpoint disabled (${endpoint.disabledReason})`);
+  await recordAudit(tx, {
+    accountId: actor.accountId, action: 'webhook.updated', actor, targetType: 'webhook_endpoint', targetId: row.id,
+    data: {
+      // names only: the custom header's value never reaches the audit log
+      fields: (['url', 'events', 'channels', 'payload', 'enabled', 'authorization'] as const).filter((f) => input[f] !== undefined),
+      enabled: { from: row.enabled, to: endpoint.enabled },
+      disabled_reason: { from: row.disabledReason, to: endpoint.disabledReason },
+    },
+  });
+  const notifications = next.notify
+    ? await recordAdminNotifications(tx, {
+      accountId: actor.accountId,
+      kind: next.notify.kind,
+      data: { endpoint_id: row.id, url_origin: urlOrigin(endpoint.url), reason: next.notify.reason, by: { user_id: actor.userId, via: actor.principal.via } },
+    })
+    : [];
+  return { endpoint, enabled: next.enabling, notifications };
+}
