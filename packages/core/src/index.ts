@@ -28,3 +28,5 @@ export * from './search/search-messages';
 export * from './auth/sign-in-throttle';
 export * from './webhooks/signing';
 export * from './webhooks/url-guard';
+export * from './mcp/session-header';
+export * from './mcp/session-evicted';
