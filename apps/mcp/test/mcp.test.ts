@@ -22,6 +22,8 @@ async function ownerSetup(scopes: string[] = []) {
   return { acct, key, channelId: ch.body.id as string };
 }
 
+const jsonOf = async (res: Response): Promise<any> => res.json();
+
 /** A raw initialize request, for what happens before any MCP client could connect. */
 const initialize = (headers: Record<string, string> = {}) =>
   fetch(h.mcpUrl, {
@@ -35,7 +37,7 @@ describe('authentication (issue 8: agent token or API key; web session refused a
     const none = await initialize();
     expect(none.status).toBe(401);
     expect(none.headers.get('mcp-session-id')).toBeNull();
-    expect((await none.json()).error.code).toBe('unauthorized');
+    expect((await jsonOf(none)).error.code).toBe('unauthorized');
 
     await expect(h.connect('tc_key_' + 'x'.repeat(40))).rejects.toMatchObject({ code: 401 });
   });
@@ -43,9 +45,9 @@ describe('authentication (issue 8: agent token or API key; web session refused a
   test('a web session (session token or cookie) is refused with wrong_host naming the web host', async () => {
     const asToken = await initialize({ Authorization: `Bearer tc_ses_${'a'.repeat(40)}` });
     expect(asToken.status).toBe(401);
-    expect((await asToken.json()).error).toMatchObject({ code: 'unauthorized', reason: 'wrong_host', host: 'http://web.test' });
+    expect((await jsonOf(asToken)).error).toMatchObject({ code: 'unauthorized', reason: 'wrong_host', host: 'http://web.test' });
     const asCookie = await initialize({ Cookie: `tc_session=tc_ses_${'a'.repeat(40)}` });
-    expect((await asCookie.json()).error).toMatchObject({ reason: 'wrong_host' });
+    expect((await jsonOf(asCookie)).error).toMatchObject({ reason: 'wrong_host' });
   });
 
   test('an agent token opens a session; once revoked, the open session is refused at its next request', async () => {
@@ -73,7 +75,7 @@ describe('authentication (issue 8: agent token or API key; web session refused a
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
     });
     expect(res.status).toBe(403);
-    expect((await res.json()).error).toMatchObject({ code: 'forbidden', reason: 'session_credential' });
+    expect((await jsonOf(res)).error).toMatchObject({ code: 'forbidden', reason: 'session_credential' });
   });
 });
 
@@ -86,7 +88,7 @@ describe('sessions (issue 8: stateful sessions per the transport; stateless requ
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(res.status).toBe(400);
-    expect((await res.json()).error.message).toMatch(/Stateless requests are refused/);
+    expect((await jsonOf(res)).error.message).toMatch(/Stateless requests are refused/);
     const get = await fetch(h.mcpUrl, { headers: { ...bearer(key), Accept: 'text/event-stream' } });
     expect(get.status).toBe(400);
   });
@@ -99,7 +101,7 @@ describe('sessions (issue 8: stateful sessions per the transport; stateless requ
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(res.status).toBe(404);
-    expect((await res.json()).error.message).toMatch(/Session not found.*Initialize a new session/);
+    expect((await jsonOf(res)).error.message).toMatch(/Session not found.*Initialize a new session/);
   });
 
   test('DELETE /mcp ends the session', async () => {
