@@ -104,6 +104,29 @@ describe('sessions (issue 8: stateful sessions per the transport; stateless requ
     expect((await jsonOf(res)).error.message).toMatch(/Session not found.*Initialize a new session/);
   });
 
+  test('a session unused for MCP_SESSION_IDLE_MINUTES (60) is closed; its next request answers 404', async () => {
+    const { key } = await ownerSetup();
+    // A raw initialize: the SDK client would also open a GET stream, itself a use of the session.
+    const idleId = (await initialize(bearer(key))).headers.get('mcp-session-id')!;
+    const listTools = (sessionId: string) => fetch(h.mcpUrl, {
+      method: 'POST',
+      headers: { ...bearer(key), 'Mcp-Session-Id': sessionId, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
+    try {
+      h.clock.advance(59 * 60_000);
+      const freshId = (await initialize(bearer(key))).headers.get('mcp-session-id')!;
+      h.clock.advance(2 * 60_000);
+      expect(await h.mcp.sessions.sweep()).toBeGreaterThanOrEqual(1);
+      expect((await listTools(freshId)).status).toBe(200);
+      const res = await listTools(idleId);
+      expect(res.status).toBe(404);
+      expect((await jsonOf(res)).error.message).toMatch(/Session not found/);
+    } finally {
+      h.clock.reset();
+    }
+  });
+
   test('DELETE /mcp ends the session', async () => {
     const { key } = await ownerSetup();
     const before = h.mcp.sessions.size;
