@@ -1,7 +1,7 @@
 /**
  * `npm start`: checks PostgreSQL and Redis, creates and migrates the database, seeds a demo
- * account on first start, then runs the API host, the web host (one process, two ports) and the
- * worker as child processes. Ctrl-C stops them all.
+ * account on first start, then runs the API host, the web host (one process, two ports), the MCP
+ * server and the worker as child processes. Ctrl-C stops them all.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -95,6 +95,9 @@ async function main(): Promise<void> {
           `  curl -c /tmp/tc.cookies -H 'Content-Type: application/json' -d '{"email":"${demo.email}","password":"${demo.password}"}' ${config.publicWebUrl}/auth/sign-in`,
           `  curl -b /tmp/tc.cookies ${config.publicWebUrl}/accounts/${demo.accountId}`,
           '',
+          'MCP (docs/mcp.md): point a Streamable HTTP client at',
+          `  http://localhost:${config.mcpPort}/mcp   with the header   Authorization: Bearer ${demo.apiKey}`,
+          '',
         ].join('\n') + '\n',
       );
     }
@@ -103,8 +106,11 @@ async function main(): Promise<void> {
   }
 
   children.push(run('api', 'apps/api/src/server.ts'));
+  children.push(run('mcp', 'apps/mcp/src/server.ts'));
   children.push(run('worker', 'apps/worker/src/main.ts'));
-  process.stdout.write(`API host ${config.publicApiUrl}  ·  web host ${config.publicWebUrl}  ·  worker running\n`);
+  process.stdout.write(
+    `API host ${config.publicApiUrl}  ·  web host ${config.publicWebUrl}  ·  MCP http://localhost:${config.mcpPort}/mcp  ·  worker running\n`,
+  );
   process.once('SIGINT', () => stop(0));
   process.once('SIGTERM', () => stop(0));
 }

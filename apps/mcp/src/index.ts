@@ -1,1 +1,2 @@
-export {};
+export { createMcpApp, type McpApp, type McpAppOptions } from './app';
+export { TOOLS } from './tools';

@@ -37,6 +37,12 @@ export interface Config {
   smtpUrl: string | null;
   /** From address of notification emails */
   smtpFrom: string;
+  /** MCP server port; default 3002 */
+  mcpPort: number;
+  /** where the MCP server reaches the API host; default http://127.0.0.1:$API_PORT */
+  mcpApiUrl: string;
+  /** an MCP session unused this long is closed, in minutes; default 60 */
+  mcpSessionIdleMinutes: number;
 }
 
 /** `1m,5m,30m,2h` (also `s` and `d`) to milliseconds; throws on a bad item. */
@@ -68,6 +74,9 @@ const schema = Joi.object({
   WEBHOOK_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(10_000),
   SMTP_URL: Joi.string().uri({ scheme: ['smtp', 'smtps'] }).allow(''),
   SMTP_FROM: Joi.string().default('teamchat <no-reply@teamchat.invalid>'),
+  MCP_PORT: Joi.number().port().default(3002),
+  MCP_API_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  MCP_SESSION_IDLE_MINUTES: Joi.number().integer().min(1).max(24 * 60).default(60),
 }).unknown(true);
 
 /** Where a development SECRETS_KEY is kept between restarts when none is given. */
@@ -119,6 +128,9 @@ export function loadConfig(
     webhookTimeoutMs: value.WEBHOOK_TIMEOUT_MS,
     smtpUrl: value.SMTP_URL || null,
     smtpFrom: value.SMTP_FROM,
+    mcpPort: value.MCP_PORT,
+    mcpApiUrl: (value.MCP_API_URL ?? `http://127.0.0.1:${value.API_PORT}`).replace(/\/$/, ''),
+    mcpSessionIdleMinutes: value.MCP_SESSION_IDLE_MINUTES,
     ...overrides,
   };
   // Limits protect every tenant from every other; turning them off is for benchmarks only.

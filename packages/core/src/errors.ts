@@ -48,6 +48,11 @@ export const errors = {
   unauthorized: (message = 'A valid credential is required.', extras: ErrorExtras = {}) =>
     new AppError('unauthorized', message, extras),
   notAMember: (what = 'account') => new AppError('not_a_member', `You are not a member of this ${what}.`),
+  /** 401, reason wrong_host, naming the host to use (spec: Hosts rule 4); used by the API hosts and the MCP server. */
+  wrongHost: (useHost: 'api' | 'web', url: string) =>
+    new AppError('unauthorized', `${useHost === 'api' ? 'API keys and agent tokens' : 'Web sessions'} are accepted only on ${url}.`, {
+      reason: 'wrong_host', host: url,
+    }),
   insufficientScope: (scope: string) =>
     new AppError('insufficient_scope', `This credential lacks the ${scope} scope.`, { required_scope: scope }),
   /**

@@ -33,3 +33,5 @@ export * from './webhooks/endpoint-secrets';
 export * from './webhooks/delivery';
 export * from './webhooks/endpoints';
 export * from './notifications';
+export * from './mcp/session-header';
+export * from './mcp/session-evicted';

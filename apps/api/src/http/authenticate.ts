@@ -14,11 +14,8 @@ function bearer(req: Request): string | undefined {
   return m[1];
 }
 
-/** 401 unauthorized, reason wrong_host, naming the host to use (spec: Hosts rule 4). */
-export function wrongHost(useHost: Host, url: string): AppError {
-  const what = useHost === 'api' ? 'API keys and agent tokens' : 'Web sessions';
-  return new AppError('unauthorized', `${what} are accepted only on ${url}.`, { reason: 'wrong_host', host: url });
-}
+/** 401 unauthorized, reason wrong_host, naming the host to use (spec: Hosts rule 4); built in core. */
+export const wrongHost = (useHost: Host, url: string): AppError => errors.wrongHost(useHost, url);
 
 /**
  * The API host's policy: API keys and agent tokens only. A web session (cookie, or a session

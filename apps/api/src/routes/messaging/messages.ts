@@ -8,6 +8,7 @@ import {
 import { requireScope } from '../../http/account';
 import { creating } from '../../http/create';
 import { listRequest, sendPage } from '../../http/lists';
+import { mcpSessionOf } from '../../http/mcp-session';
 import { actorOf, depsOf, locals } from '../../http/locals';
 import { validate } from '../../http/validate';
 import { channelIdParam, ifMatchVersion, parseTs, tsKeyset, tsParam } from './params';
@@ -54,7 +55,7 @@ export function messagesRouter(): Router {
   });
 
   router.post('/channels/:channelId/messages', write, validate({ params: channelParams, body: postBody }),
-    creating(async ({ tx, actor, body, params }) => {
+    creating(async ({ tx, actor, body, params, req }) => {
       const row = await postMessage(tx, {
         actor,
         channelId: params.channelId,
@@ -63,7 +64,7 @@ export function messagesRouter(): Router {
         links: body.links,
         threadTsMicros: body.thread_ts === undefined ? undefined : parseTs(body.thread_ts, 'thread_ts'),
         clientRef: body.client_ref,
-        session: null,
+        session: mcpSessionOf(req, actor),
       });
       return { status: 201, body: toMessageView(row), headers: { ETag: etagOf(row.version) } };
     }));

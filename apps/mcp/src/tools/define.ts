@@ -1,0 +1,82 @@
+import { z } from 'zod/v4';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+/** The one REST call a tool makes, relative to /accounts/{accountId} of the caller's credential. */
+export interface RestRequest {
+  method: HttpMethod;
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  body?: Record<string, unknown>;
+  headers?: Record<string, string | undefined>;
+}
+
+export type Toolset = 'Channels and messages' | 'Direct messages' | 'Members and identities' | 'Webhooks' | 'Account and jobs' | 'Audit';
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  /** true when the tool reaches outside the service (a webhook receiver) */
+  openWorldHint: boolean;
+}
+
+export interface ToolDef {
+  name: string;
+  title: string;
+  description: string;
+  toolset: Toolset;
+  /** the scope the REST endpoint needs; tools/list shows the tool only to credentials holding it */
+  scope: string;
+  method: HttpMethod;
+  /** the REST endpoint, as the spec writes it */
+  path: string;
+  annotations: ToolAnnotations;
+  input: z.ZodObject;
+  request(args: any): RestRequest;
+}
+
+const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+const WRITE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+
+/** Read tools: readOnlyHint (and so idempotent). */
+export const reads = READ;
+/** Writes that add or change but never remove; pass `idempotent` where repeating changes nothing more. */
+export const writes = (over: Partial<ToolAnnotations> = {}): ToolAnnotations => ({ ...WRITE, ...over });
+export const destructive = (over: Partial<ToolAnnotations> = {}): ToolAnnotations => ({ ...WRITE, destructiveHint: true, ...over });
+
+/** Defines a tool with its input shape typed into `request`. */
+export function defineTool<S extends z.ZodRawShape>(
+  def: Omit<ToolDef, 'input' | 'request'> & { input: S; request(args: z.infer<z.ZodObject<S>>): RestRequest },
+): ToolDef {
+  return { ...def, input: z.object(def.input) };
+}
+
+/** Path segment, escaped. */
+export const seg = (value: string) => encodeURIComponent(value);
+
+// Fields shared by many tools, with descriptions an agent can act on.
+export const fields = {
+  channelId: z.string().min(1).max(80).describe('Channel id (`id` from list_channels), or a direct message id (from list_dms or open_dm).'),
+  ts: z.string().regex(/^\d{1,12}\.\d{6}$/).describe("The message's `ts`, its id: seconds and microseconds, e.g. \"1718000000.000100\"."),
+  limit: z.number().int().min(1).max(200).optional().describe('Items per page, 1..200 (default 50).'),
+  cursor: z.string().min(1).max(4096).optional().describe('`next_cursor` of the previous page; omit for the first page. `next_cursor: null` means there is no more.'),
+  idempotencyKey: z.guid().optional().describe('A UUID you choose: repeating the call with the same key within 24 hours returns the first result instead of creating a second object (sent as Idempotency-Key).'),
+  clientRef: z.string().max(128).optional().describe('Your own reference (up to 128 characters), echoed back as `client_ref`.'),
+  text: z.string().max(16384).describe('Message text, up to 16 KB. Mention someone with <@identity_id>; <!channel> and <!here> notify the channel.'),
+  links: z.array(z.url()).max(20).optional().describe('Up to 20 http(s) links attached to the message.'),
+  attachments: z
+    .array(z.object({
+      title: z.string().max(256).optional(),
+      url: z.url().optional(),
+      file_id: z.string().max(64).optional(),
+      mime_type: z.string().max(127).optional(),
+      size: z.number().int().min(0).optional(),
+    }))
+    .max(10)
+    .optional()
+    .describe('Up to 10 attachments, each with a `url` or a `file_id`.'),
+  emoji: z.string().regex(/^[a-z0-9_+-]{1,64}$/).describe('Emoji name without colons, e.g. "thumbsup", "+1", "white_check_mark".'),
+};
+
+export const pageQuery = (args: { limit?: number; cursor?: string }) => ({ limit: args.limit, cursor: args.cursor });

@@ -1,0 +1,35 @@
+import { z } from 'zod/v4';
+import { GRANTABLE_SCOPES } from '@teamchat/core';
+import { defineTool, fields, pageQuery, reads, writes, type ToolDef } from './define';
+
+const MI = 'Members and identities' as const;
+
+/** Members (members:manage) and identities (identities:manage). */
+export const directoryTools: ToolDef[] = [
+  defineTool({
+    name: 'list_members', title: 'List account members', toolset: MI, scope: 'members:manage', method: 'GET', path: '/accounts/{accountId}/members',
+    description: 'Lists the people of the account with their role and identity id, oldest first.',
+    annotations: reads,
+    input: { limit: fields.limit, cursor: fields.cursor },
+    request: (a) => ({ method: 'GET', path: '/members', query: pageQuery(a) }),
+  }),
+  defineTool({
+    name: 'list_identities', title: 'List identities', toolset: MI, scope: 'identities:manage', method: 'GET', path: '/accounts/{accountId}/identities',
+    description: "Lists the account's identities, people's and agents', oldest first. Use an identity's id to mention it (<@id>) or open a direct message.",
+    annotations: reads,
+    input: { limit: fields.limit, cursor: fields.cursor },
+    request: (a) => ({ method: 'GET', path: '/identities', query: pageQuery(a) }),
+  }),
+  defineTool({
+    name: 'register_agent', title: 'Register an agent identity', toolset: MI, scope: 'identities:manage', method: 'POST', path: '/accounts/{accountId}/identities',
+    description: "Registers a new agent identity approved by this credential's person; the result holds the agent's token, shown only this once. The new agent spends that person's seat.",
+    annotations: writes(),
+    input: {
+      name: z.string().min(1).max(80).describe('Display name of the agent.'),
+      scopes: z.array(z.enum([...GRANTABLE_SCOPES, 'channels:read', 'channels:write'] as [string, ...string[]])).max(32).optional()
+        .describe('Scopes for the agent beyond channels:read and channels:write (always granted).'),
+      client_ref: fields.clientRef, idempotency_key: fields.idempotencyKey,
+    },
+    request: (a) => ({ method: 'POST', path: '/identities', body: { name: a.name, scopes: a.scopes, client_ref: a.client_ref }, headers: { 'Idempotency-Key': a.idempotency_key } }),
+  }),
+];
