@@ -4,9 +4,11 @@ import type { Deps } from '@teamchat/core';
 import { authenticateFor, wrongHost } from './http/authenticate';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import type { Host } from './http/locals';
+import { httpMetrics } from './http/metrics';
 import { requestContext } from './http/request-id';
 import { authRouter } from './routes/auth';
 import { buildRouter } from './routes';
+import { healthRouter } from './routes/health';
 
 /** Request bodies above this are refused with 400 invalid_request (field `body`). */
 export const BODY_LIMIT = '1mb';
@@ -24,9 +26,8 @@ export function createApp(deps: Deps, host: Host): Express {
   app.set('query parser', 'simple');
 
   app.use(requestContext(host));
-  app.get(['/healthz', '/status'], (_req, res) => {
-    res.json({ status: 'ok', host });
-  });
+  app.use(httpMetrics);
+  app.use(healthRouter());
   app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(cookieParser());
 

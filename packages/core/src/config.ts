@@ -37,6 +37,12 @@ export interface Config {
   smtpUrl: string | null;
   /** From address of notification emails */
   smtpFrom: string;
+  /** operations port of the API process (/healthz, /readyz, /metrics); default 9464; 0 = any free port */
+  opsPort: number;
+  /** operations port of a worker process; default 9465; 0 = any free port (several workers on one machine) */
+  workerOpsPort: number;
+  /** how long a graceful shutdown may take before the process exits anyway, in ms; default 25000 */
+  shutdownTimeoutMs: number;
 }
 
 /** `1m,5m,30m,2h` (also `s` and `d`) to milliseconds; throws on a bad item. */
@@ -68,6 +74,9 @@ const schema = Joi.object({
   WEBHOOK_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(10_000),
   SMTP_URL: Joi.string().uri({ scheme: ['smtp', 'smtps'] }).allow(''),
   SMTP_FROM: Joi.string().default('teamchat <no-reply@teamchat.invalid>'),
+  OPS_PORT: Joi.number().port().default(9464),
+  WORKER_OPS_PORT: Joi.number().port().default(9465),
+  SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(1000).max(600_000).default(25_000),
 }).unknown(true);
 
 /** Where a development SECRETS_KEY is kept between restarts when none is given. */
@@ -119,6 +128,9 @@ export function loadConfig(
     webhookTimeoutMs: value.WEBHOOK_TIMEOUT_MS,
     smtpUrl: value.SMTP_URL || null,
     smtpFrom: value.SMTP_FROM,
+    opsPort: value.OPS_PORT,
+    workerOpsPort: value.WORKER_OPS_PORT,
+    shutdownTimeoutMs: value.SHUTDOWN_TIMEOUT_MS,
     ...overrides,
   };
   return Object.freeze(config);

@@ -28,3 +28,5 @@ export * from './search/search-messages';
 export * from './auth/sign-in-throttle';
 export * from './webhooks/signing';
 export * from './webhooks/url-guard';
+export * from './metrics';
+export * from './ops';
