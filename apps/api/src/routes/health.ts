@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { checkReadiness, liveness } from '@teamchat/core';
+import { notFoundHandler } from '../http/error-handler';
 import { depsOf, locals } from '../http/locals';
 
 /**
@@ -19,5 +20,7 @@ export function healthRouter(): Router {
     const r = await checkReadiness(depsOf(req));
     res.status(r.httpStatus).json({ ...r.body, host: locals(res).host });
   });
+  // Metrics are for the operations port only: 404 here before any credential is asked for.
+  router.all('/metrics', notFoundHandler);
   return router;
 }
