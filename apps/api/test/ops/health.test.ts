@@ -1,5 +1,4 @@
 import request from 'supertest';
-import { Queue } from 'bullmq';
 import { createMetrics, createRedis, startOpsServer, type OpsServer } from '@teamchat/core';
 import { createDatabase } from '@teamchat/db';
 import { createApp } from '../../src/app';
@@ -120,26 +119,34 @@ describe('issue 9 Operate: the operations server (OPS_PORT / WORKER_OPS_PORT)', 
 
   test('/readyz on the operations port answers 503 when Redis is unreachable', async () => {
     const { deps, close } = await brokenDeps('redis');
-    // A queue on the dead Redis, tracked by a fresh registry, as the process's queues would be.
-    const metrics = createMetrics();
-    const queue = new Queue('jobs', { connection: deps.redis, prefix: 'test-dead' });
-    queue.on('error', () => undefined);
-    await queue.waitUntilReady().catch(() => undefined);
-    metrics.trackQueue(queue);
-    const broken = await startOpsServer({ ...deps, metrics }, 0, '127.0.0.1');
+    const broken = await startOpsServer(deps, 0, '127.0.0.1');
     try {
       const res = await fetch(`http://127.0.0.1:${broken.port}/readyz`);
       expect(res.status).toBe(503);
       expect(await res.json()).toEqual({ status: 'unavailable', checks: { postgres: 'ok', redis: 'failed' } });
-      // A scrape still answers while Redis is away: queue gauges read NaN and the failure is counted.
-      const text = await (await fetch(`http://127.0.0.1:${broken.port}/metrics`)).text();
-      expect(text).toMatch(/teamchat_queue_jobs\{queue="jobs",state="waiting"\} NaN/i);
-      // Collectors run concurrently, so a failure is counted by the time of the next scrape.
-      const again = await (await fetch(`http://127.0.0.1:${broken.port}/metrics`)).text();
-      expect(again).toMatch(/teamchat_metrics_collect_errors_total\{collector="queue:jobs"\} [1-9]/);
     } finally {
       await broken.close();
-      await queue.close().catch(() => undefined);
+      await close();
+    }
+  });
+
+  test('while PostgreSQL is unreachable, /readyz is 503 and a scrape still answers (outbox gauges NaN, failure counted)', async () => {
+    const { deps, close } = await brokenDeps('postgres');
+    const metrics = createMetrics();
+    metrics.watchOutbox(deps.database.pool);
+    const broken = await startOpsServer({ ...deps, metrics }, 0, '127.0.0.1');
+    try {
+      const res = await fetch(`http://127.0.0.1:${broken.port}/readyz`);
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual({ status: 'unavailable', checks: { postgres: 'failed', redis: 'ok' } });
+      const text = await (await fetch(`http://127.0.0.1:${broken.port}/metrics`)).text();
+      expect(text).toMatch(/^teamchat_outbox_backlog_events NaN$/im);
+      expect(text).toMatch(/^teamchat_outbox_oldest_age_seconds NaN$/im);
+      // Collectors run concurrently, so a failure is counted by the time of the next scrape.
+      const again = await (await fetch(`http://127.0.0.1:${broken.port}/metrics`)).text();
+      expect(again).toMatch(/teamchat_metrics_collect_errors_total\{collector="outbox"\} [1-9]/);
+    } finally {
+      await broken.close();
       await close();
     }
   });

@@ -28,6 +28,12 @@ export function createMetrics() {
   let defaultsOn = false;
   const queues = new Map<string, Queue>();
   let outboxPool: Pool | null = null;
+  // Both outbox gauges are collected concurrently in one scrape: they share one query.
+  let outboxReading: ReturnType<typeof readOutboxBacklog> | null = null;
+  const readOutbox = (pool: Pool) => {
+    outboxReading ??= readOutboxBacklog(pool).finally(() => { outboxReading = null; });
+    return outboxReading;
+  };
 
   const collectErrorsTotal = new Counter({
     name: 'teamchat_metrics_collect_errors_total',
@@ -60,13 +66,10 @@ export function createMetrics() {
       async collect() {
         if (!outboxPool) return;
         try {
-          const b = await readOutboxBacklog(outboxPool);
-          this.set(b.events);
-          metrics.outboxOldestAgeSeconds.set(b.oldestAgeSeconds);
+          this.set((await readOutbox(outboxPool)).events);
         } catch {
           collectErrorsTotal.inc({ collector: 'outbox' });
           this.set(NaN);
-          metrics.outboxOldestAgeSeconds.set(NaN);
         }
       },
     }),
@@ -74,6 +77,14 @@ export function createMetrics() {
       name: 'teamchat_outbox_oldest_age_seconds',
       help: 'Age of the oldest unrelayed event row (0 when none), read at scrape time.',
       registers: r,
+      async collect() {
+        if (!outboxPool) return;
+        try {
+          this.set((await readOutbox(outboxPool)).oldestAgeSeconds);
+        } catch {
+          this.set(NaN);
+        }
+      },
     }),
 
     queueJobs: new Gauge({
