@@ -5,9 +5,11 @@ import { authenticateFor, wrongHost } from './http/authenticate';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { meterReads } from './http/limits';
 import type { Host } from './http/locals';
+import { httpMetrics } from './http/metrics';
 import { requestContext } from './http/request-id';
 import { authRouter } from './routes/auth';
 import { buildRouter } from './routes';
+import { healthRouter } from './routes/health';
 
 /** Request bodies above this (after decompression) answer 400 invalid_request, reason body_too_large (docs/api.md "Hostile input"). */
 export const BODY_LIMIT = '1mb';
@@ -29,9 +31,8 @@ export function createApp(deps: Deps, host: Host): Express {
   meterReads(app);
 
   app.use(requestContext(host));
-  app.get(['/healthz', '/status'], (_req, res) => {
-    res.json({ status: 'ok', host });
-  });
+  app.use(httpMetrics);
+  app.use(healthRouter());
   app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(cookieParser());
 

@@ -1,23 +1,39 @@
-import { ConfigError, createDeps, loadConfig, waitReady } from '@teamchat/core';
+import { ConfigError, createDeps, drainable, loadConfig, onShutdownSignals, startOpsServer, waitReady } from '@teamchat/core';
+import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 
-/** Entrypoint: serves the API host on API_PORT and the web host on WEB_PORT from one process. */
+/**
+ * Entrypoint: serves the API host on API_PORT and the web host on WEB_PORT from one process,
+ * and /healthz, /readyz and /metrics on OPS_PORT (never a public port).
+ */
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const deps = createDeps(config, 'api');
   await waitReady(deps.redis);
-  const apiServer = createApp(deps, 'api').listen(config.apiPort, '0.0.0.0');
-  const webServer = createApp(deps, 'web').listen(config.webPort, '0.0.0.0');
-  deps.logger.info('listening', { api: config.publicApiUrl, web: config.publicWebUrl, api_port: config.apiPort, web_port: config.webPort });
+  const listen = (app: ReturnType<typeof createApp>, port: number) =>
+    new Promise<import('node:http').Server>((resolve, reject) => {
+      const server = app.listen(port, '0.0.0.0', (err?: Error) => (err ? reject(err) : resolve(server)));
+    });
+  const apiServer = await listen(createApp(deps, 'api'), config.apiPort);
+  const webServer = await listen(createApp(deps, 'web'), config.webPort);
+  const ops = await startOpsServer(deps, config.opsPort);
+  const api = drainable(apiServer);
+  const web = drainable(webServer);
+  deps.logger.info('listening', {
+    api: config.publicApiUrl, web: config.publicWebUrl,
+    api_port: (apiServer.address() as AddressInfo).port, web_port: (webServer.address() as AddressInfo).port, ops_port: ops.port,
+  });
 
-  const shutdown = () => {
-    deps.logger.info('shutting down');
-    apiServer.close();
-    webServer.close();
-    void deps.close().finally(() => process.exit(0));
-  };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+  onShutdownSignals({
+    logger: deps.logger,
+    timeoutMs: config.shutdownTimeoutMs,
+    steps: [
+      // Stop accepting and let requests in flight finish (each commits or rolls back on its own).
+      { name: 'http', run: () => Promise.all([api.close(), web.close()]) },
+      { name: 'pools', run: () => deps.close() },
+      { name: 'ops', run: () => ops.close() },
+    ],
+  });
 }
 
 main().catch((err: Error) => {

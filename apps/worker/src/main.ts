@@ -1,18 +1,25 @@
-import { ConfigError, createDeps, loadConfig } from '@teamchat/core';
+import { ConfigError, createDeps, loadConfig, onShutdownSignals, startOpsServer } from '@teamchat/core';
+import { opsPortFlag } from './args';
 import { startWorker } from './worker';
 
-/** Entrypoint of the worker process (scaled separately from the API). */
+/** Entrypoint of the worker process (scaled separately from the API). `--ops-port N` overrides WORKER_OPS_PORT. */
 async function main(): Promise<void> {
-  const config = loadConfig(process.env);
+  const flag = opsPortFlag(process.argv.slice(2));
+  const config = loadConfig(flag === undefined ? process.env : { ...process.env, WORKER_OPS_PORT: flag });
   const deps = createDeps(config, 'worker');
   const worker = startWorker(deps);
-  deps.logger.info('worker started');
-  const shutdown = () => {
-    deps.logger.info('worker shutting down');
-    void worker.close().then(() => deps.close()).finally(() => process.exit(0));
-  };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+  const ops = await startOpsServer(deps, config.workerOpsPort);
+  deps.logger.info('worker started', { ops_port: ops.port });
+  onShutdownSignals({
+    logger: deps.logger,
+    timeoutMs: config.shutdownTimeoutMs,
+    steps: [
+      // BullMQ's close waits for active jobs; a job still running at the timeout is stalled and taken by another worker.
+      { name: 'workers', run: () => worker.close() },
+      { name: 'pools', run: () => deps.close() },
+      { name: 'ops', run: () => ops.close() },
+    ],
+  });
 }
 
 main().catch((err: Error) => {

@@ -43,6 +43,12 @@ export interface Config {
   mcpApiUrl: string;
   /** an MCP session unused this long is closed, in minutes; default 60 */
   mcpSessionIdleMinutes: number;
+  /** operations port of the API process (/healthz, /readyz, /metrics); default 9464; 0 = any free port */
+  opsPort: number;
+  /** operations port of a worker process; default 9465; 0 = any free port (several workers on one machine) */
+  workerOpsPort: number;
+  /** how long a graceful shutdown may take before the process exits anyway, in ms; default 25000 */
+  shutdownTimeoutMs: number;
 }
 
 /** `1m,5m,30m,2h` (also `s` and `d`) to milliseconds; throws on a bad item. */
@@ -77,6 +83,9 @@ const schema = Joi.object({
   MCP_PORT: Joi.number().port().default(3002),
   MCP_API_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   MCP_SESSION_IDLE_MINUTES: Joi.number().integer().min(1).max(24 * 60).default(60),
+  OPS_PORT: Joi.number().port().default(9464),
+  WORKER_OPS_PORT: Joi.number().port().default(9465),
+  SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(1000).max(600_000).default(25_000),
 }).unknown(true);
 
 /** Where a development SECRETS_KEY is kept between restarts when none is given. */
@@ -131,6 +140,9 @@ export function loadConfig(
     mcpPort: value.MCP_PORT,
     mcpApiUrl: (value.MCP_API_URL ?? `http://127.0.0.1:${value.API_PORT}`).replace(/\/$/, ''),
     mcpSessionIdleMinutes: value.MCP_SESSION_IDLE_MINUTES,
+    opsPort: value.OPS_PORT,
+    workerOpsPort: value.WORKER_OPS_PORT,
+    shutdownTimeoutMs: value.SHUTDOWN_TIMEOUT_MS,
     ...overrides,
   };
   // Limits protect every tenant from every other; turning them off is for benchmarks only.

@@ -4,6 +4,7 @@ import type { Config } from './config';
 import type { CursorCodec } from './cursor';
 import type { Logger } from './logger';
 import type { JobQueue } from './jobs/queue';
+import type { Metrics } from './metrics/metrics';
 
 /** Everything a use case may need, built once per process. */
 export interface Deps {
@@ -13,6 +14,8 @@ export interface Deps {
   logger: Logger;
   cursors: CursorCodec;
   jobQueue: JobQueue;
+  /** the process's Prometheus metrics (packages/core/src/metrics), served on the operations port */
+  metrics: Metrics;
   /** the clock; injectable so tests can move time (limits, expiry) */
   now: () => Date;
 }

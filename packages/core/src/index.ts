@@ -35,3 +35,5 @@ export * from './webhooks/endpoints';
 export * from './notifications';
 export * from './mcp/session-header';
 export * from './mcp/session-evicted';
+export * from './metrics';
+export * from './ops';

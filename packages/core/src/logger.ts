@@ -22,3 +22,25 @@ export function createLogger(service: string, level = 'info'): Logger {
     transports: [new StdoutTransport({ silent: level === 'silent' })],
   });
 }
+
+/** The ids a webhook log line carries so one delivery can be followed across attempts and workers. */
+export interface DeliveryLogIds {
+  eventId?: string;
+  deliveryId?: string;
+  endpointId?: string;
+  accountId?: string;
+}
+
+/**
+ * A child logger whose every line carries `event_id`, `delivery_id`, `endpoint_id` (and
+ * `account_id`) when known, for the worker's webhook code: `deliveryLogger(deps.logger, ids).info('delivered', {...})`.
+ * Never log a secret, a signature or a request body.
+ */
+export function deliveryLogger(logger: Logger, ids: DeliveryLogIds): Logger {
+  const fields: Record<string, string> = {};
+  if (ids.eventId) fields.event_id = ids.eventId;
+  if (ids.deliveryId) fields.delivery_id = ids.deliveryId;
+  if (ids.endpointId) fields.endpoint_id = ids.endpointId;
+  if (ids.accountId) fields.account_id = ids.accountId;
+  return logger.child(fields);
+}

@@ -30,6 +30,9 @@ export function errorHandler(err: unknown, req: Request, res: Response, _next: N
     body.request_id = l.requestId;
     body.status_url = `${depsOf(req).config.publicWebUrl}/status`;
   }
+  if (appError.status === 429) {
+    depsOf(req).metrics.limitRefusalsTotal.inc({ code: appError.code, scope: String(appError.extras.scope ?? 'none') });
+  }
   // A failure after the response started (a stream, a late charge) can only be logged.
   if (res.headersSent) return;
   for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);

@@ -1,0 +1,153 @@
+import request from 'supertest';
+import { createMetrics, createRedis, startOpsServer, type OpsServer } from '@teamchat/core';
+import { createDatabase } from '@teamchat/db';
+import { createApp } from '../../src/app';
+import { bearer, newAccount, newKey, startHarness, type Harness } from '../../../../test/support/harness';
+import { closedPort } from '../../../../test/support/processes';
+
+let h: Harness;
+let ops: OpsServer;
+beforeAll(async () => {
+  h = await startHarness();
+  ops = await startOpsServer(h.deps, 0, '127.0.0.1');
+});
+afterAll(async () => {
+  await ops.close();
+  await h.close();
+});
+
+/** A Redis client on a closed port of this machine: nothing answers, and it never retries. */
+async function deadRedis() {
+  const redis = createRedis(`redis://127.0.0.1:${await closedPort()}`, 'producer', { retryStrategy: () => null, connectTimeout: 500 });
+  return redis;
+}
+
+/** The harness's deps with PostgreSQL or Redis replaced by one that does not answer. */
+async function brokenDeps(part: 'postgres' | 'redis') {
+  if (part === 'redis') {
+    const redis = await deadRedis();
+    return { deps: { ...h.deps, redis }, close: async () => redis.disconnect() };
+  }
+  const database = createDatabase(`postgres://postgres@127.0.0.1:${await closedPort()}/nothing`);
+  return { deps: { ...h.deps, database }, close: () => database.close() };
+}
+
+describe('issue 9 Operate: /healthz and /readyz on the API and web hosts', () => {
+  test.each(['api', 'web'] as const)('%s host: /healthz answers 200 without a credential, with X-Request-Id', async (host) => {
+    const res = await request(h[host]).get('/healthz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok', host });
+    expect(res.headers['x-request-id']).toMatch(/^req_/);
+  });
+
+  test.each(['api', 'web'] as const)('%s host: /readyz answers 200 when PostgreSQL and Redis answer', async (host) => {
+    const res = await request(h[host]).get('/readyz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ready', checks: { postgres: 'ok', redis: 'ok' }, host });
+    expect(res.headers['x-request-id']).toBeDefined();
+  });
+
+  test('/readyz answers 503 naming redis when Redis is unreachable (PostgreSQL still ok)', async () => {
+    const { deps, close } = await brokenDeps('redis');
+    try {
+      for (const host of ['api', 'web'] as const) {
+        const res = await request(createApp(deps, host)).get('/readyz');
+        expect(res.status).toBe(503);
+        expect(res.body).toEqual({ status: 'unavailable', checks: { postgres: 'ok', redis: 'failed' }, host });
+        expect(res.headers['x-request-id']).toBeDefined();
+      }
+      // The process itself is up: liveness does not depend on Redis (no restart cascades).
+      expect((await request(createApp(deps, 'api')).get('/healthz')).status).toBe(200);
+    } finally {
+      await close();
+    }
+  });
+
+  test('/readyz answers 503 naming postgres when PostgreSQL is unreachable', async () => {
+    const { deps, close } = await brokenDeps('postgres');
+    try {
+      const res = await request(createApp(deps, 'api')).get('/readyz');
+      expect(res.status).toBe(503);
+      expect(res.body.checks).toEqual({ postgres: 'failed', redis: 'ok' });
+      // Unauthenticated endpoint: no host names or driver messages in the body.
+      expect(JSON.stringify(res.body)).not.toMatch(/127\.0\.0\.1|ECONNREFUSED/);
+    } finally {
+      await close();
+    }
+  });
+
+  test.each(['api', 'web'] as const)('%s host: /metrics is not served on a public port (404)', async (host) => {
+    const res = await request(h[host]).get('/metrics');
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('not_found');
+    expect(res.text).not.toContain('teamchat_http_requests_total');
+  });
+
+  test('/metrics is 404 on the API host with a valid credential too', async () => {
+    const a = await newAccount(h);
+    const key = await newKey(h, a.accountId, a.owner.email, ['account:manage']);
+    const res = await request(h.api).get('/metrics').set(bearer(key));
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('not_found');
+  });
+});
+
+describe('issue 9 Operate: the operations server (OPS_PORT / WORKER_OPS_PORT)', () => {
+  const url = (p: string) => `http://127.0.0.1:${ops.port}${p}`;
+
+  test('serves /healthz, /readyz and /metrics', async () => {
+    const health = await fetch(url('/healthz'));
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+
+    const ready = await fetch(url('/readyz'));
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { postgres: 'ok', redis: 'ok' } });
+
+    const metrics = await fetch(url('/metrics'));
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers.get('content-type')).toContain('text/plain');
+    const text = await metrics.text();
+    expect(text).toContain('# TYPE teamchat_http_requests_total counter');
+    expect(text).toContain('process_cpu_user_seconds_total');
+  });
+
+  test('unknown paths are 404 and only GET/HEAD are served', async () => {
+    expect((await fetch(url('/accounts'))).status).toBe(404);
+    expect((await fetch(url('/metrics'), { method: 'POST' })).status).toBe(405);
+  });
+
+  test('/readyz on the operations port answers 503 when Redis is unreachable', async () => {
+    const { deps, close } = await brokenDeps('redis');
+    const broken = await startOpsServer(deps, 0, '127.0.0.1');
+    try {
+      const res = await fetch(`http://127.0.0.1:${broken.port}/readyz`);
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual({ status: 'unavailable', checks: { postgres: 'ok', redis: 'failed' } });
+    } finally {
+      await broken.close();
+      await close();
+    }
+  });
+
+  test('while PostgreSQL is unreachable, /readyz is 503 and a scrape still answers (outbox gauges NaN, failure counted)', async () => {
+    const { deps, close } = await brokenDeps('postgres');
+    const metrics = createMetrics();
+    metrics.watchOutbox(deps.database.pool);
+    const broken = await startOpsServer({ ...deps, metrics }, 0, '127.0.0.1');
+    try {
+      const res = await fetch(`http://127.0.0.1:${broken.port}/readyz`);
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual({ status: 'unavailable', checks: { postgres: 'failed', redis: 'ok' } });
+      const text = await (await fetch(`http://127.0.0.1:${broken.port}/metrics`)).text();
+      expect(text).toMatch(/^teamchat_outbox_backlog_events NaN$/im);
+      expect(text).toMatch(/^teamchat_outbox_oldest_age_seconds NaN$/im);
+      // Collectors run concurrently, so a failure is counted by the time of the next scrape.
+      const again = await (await fetch(`http://127.0.0.1:${broken.port}/metrics`)).text();
+      expect(again).toMatch(/teamchat_metrics_collect_errors_total\{collector="outbox"\} [1-9]/);
+    } finally {
+      await broken.close();
+      await close();
+    }
+  });
+});

@@ -1,0 +1,2 @@
+export * from './metrics';
+export { COLLECT_TIMEOUT_MS, OUTBOX_COUNT_CAP, QUEUE_STATES } from './collectors';

@@ -1,0 +1,167 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Queue } from 'bullmq';
+import type { Pool } from 'pg';
+import { readOutboxBacklog, readQueueDepths, QUEUE_STATES } from './collectors';
+
+/**
+ * Every Prometheus metric of the service, defined in this ONE place (docs/operations.md lists
+ * them with what to alert on). One registry per process (per deps set), served only on the
+ * operations port. Code increments through the deps: `deps.metrics.deliveriesTotal.inc({ outcome })`.
+ *
+ * Names follow Prometheus conventions: `teamchat_` prefix, `_total` for counters, base units
+ * (`_seconds`), bounded label values (route templates, never raw paths).
+ */
+
+/** HTTP latency buckets (seconds): API answers are expected in milliseconds. */
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** One webhook attempt (seconds): the receiver has 10 s; above 2 s a median makes an endpoint `slow`. */
+const ATTEMPT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15];
+/** Event committed → receiver answered (seconds), retries included: up to about 45 hours. */
+const END_TO_END_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800, 7200, 21_600, 86_400, 172_800];
+
+/** Outcome label of deliveries and attempts (the spec's delivery statuses after an attempt). */
+export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'dead';
+
+export function createMetrics() {
+  const registry = new Registry();
+  const r = [registry];
+  let defaultsOn = false;
+  const queues = new Map<string, Queue>();
+  let outboxPool: Pool | null = null;
+  // Both outbox gauges are collected concurrently in one scrape: they share one query.
+  let outboxReading: ReturnType<typeof readOutboxBacklog> | null = null;
+  const readOutbox = (pool: Pool) => {
+    outboxReading ??= readOutboxBacklog(pool).finally(() => { outboxReading = null; });
+    return outboxReading;
+  };
+
+  const collectErrorsTotal = new Counter({
+    name: 'teamchat_metrics_collect_errors_total',
+    help: 'Scrape-time collections that failed or timed out (the gauge then reads NaN), by collector.',
+    labelNames: ['collector'] as const,
+    registers: r,
+  });
+
+  const metrics = {
+    registry,
+
+    httpRequestsTotal: new Counter({
+      name: 'teamchat_http_requests_total',
+      help: 'HTTP requests answered, by host (api|web), method, route template and status code.',
+      labelNames: ['host', 'method', 'route', 'status'] as const,
+      registers: r,
+    }),
+    httpRequestDurationSeconds: new Histogram({
+      name: 'teamchat_http_request_duration_seconds',
+      help: 'Time from request to response finished, by host, method, route template and status code.',
+      labelNames: ['host', 'method', 'route', 'status'] as const,
+      buckets: HTTP_BUCKETS,
+      registers: r,
+    }),
+
+    outboxBacklogEvents: new Gauge({
+      name: 'teamchat_outbox_backlog_events',
+      help: 'Event rows not yet relayed to the queues (capped at 100000), read at scrape time.',
+      registers: r,
+      async collect() {
+        if (!outboxPool) return;
+        try {
+          this.set((await readOutbox(outboxPool)).events);
+        } catch {
+          collectErrorsTotal.inc({ collector: 'outbox' });
+          this.set(NaN);
+        }
+      },
+    }),
+    outboxOldestAgeSeconds: new Gauge({
+      name: 'teamchat_outbox_oldest_age_seconds',
+      help: 'Age of the oldest unrelayed event row (0 when none), read at scrape time.',
+      registers: r,
+      async collect() {
+        if (!outboxPool) return;
+        try {
+          this.set((await readOutbox(outboxPool)).oldestAgeSeconds);
+        } catch {
+          this.set(NaN);
+        }
+      },
+    }),
+
+    queueJobs: new Gauge({
+      name: 'teamchat_queue_jobs',
+      help: 'BullMQ jobs per queue and state (waiting, delayed, active, failed), read at scrape time from the queues this process uses.',
+      labelNames: ['queue', 'state'] as const,
+      registers: r,
+      async collect() {
+        await Promise.all([...queues.values()].map(async (queue) => {
+          try {
+            const counts = await readQueueDepths(queue);
+            for (const state of QUEUE_STATES) this.set({ queue: queue.name, state }, counts[state] ?? 0);
+          } catch {
+            collectErrorsTotal.inc({ collector: `queue:${queue.name}` });
+            for (const state of QUEUE_STATES) this.set({ queue: queue.name, state }, NaN);
+          }
+        }));
+      },
+    }),
+
+    deliveriesTotal: new Counter({
+      name: 'teamchat_webhook_deliveries_total',
+      help: 'Webhook delivery attempts by outcome: delivered (2xx), retrying (failed, another attempt scheduled), failed (failed, not retried: test events, disabled endpoint), dead (last attempt failed).',
+      labelNames: ['outcome'] as const,
+      registers: r,
+    }),
+    attemptDurationSeconds: new Histogram({
+      name: 'teamchat_webhook_attempt_duration_seconds',
+      help: 'Time of one webhook attempt, request sent to answer (or timeout), by outcome.',
+      labelNames: ['outcome'] as const,
+      buckets: ATTEMPT_BUCKETS,
+      registers: r,
+    }),
+    endToEndSeconds: new Histogram({
+      name: 'teamchat_webhook_end_to_end_seconds',
+      help: 'Time from the event committed to the receiver answering 2xx (retries included), per delivered event and endpoint.',
+      buckets: END_TO_END_BUCKETS,
+      registers: r,
+    }),
+    endpointsDisabledTotal: new Counter({
+      name: 'teamchat_webhook_endpoints_disabled_total',
+      help: 'Webhook endpoints disabled, by reason (failing, gone, slow, manual).',
+      labelNames: ['reason'] as const,
+      registers: r,
+    }),
+
+    limitRefusalsTotal: new Counter({
+      name: 'teamchat_limit_refusals_total',
+      help: 'Requests refused by a limit (429), by error code (rate_limited, budget_exceeded) and the scope named in the error.',
+      labelNames: ['code', 'scope'] as const,
+      registers: r,
+    }),
+    limitDegradedDecisionsTotal: new Counter({
+      name: 'teamchat_limit_degraded_decisions_total',
+      help: 'Limit decisions taken without Redis (it was unreachable), by limit and decision (allowed, refused).',
+      labelNames: ['limit', 'decision'] as const,
+      registers: r,
+    }),
+
+    collectErrorsTotal,
+
+    /** Report this queue's depths at scrape time (idempotent per queue name). */
+    trackQueue(queue: Queue): void {
+      queues.set(queue.name, queue);
+    },
+    /** Report the outbox backlog at scrape time, read through this pool. */
+    watchOutbox(pool: Pool): void {
+      outboxPool = pool;
+    },
+    /** Process metrics (CPU, memory, event loop lag, GC): once per registry, by the processes that serve /metrics. */
+    enableProcessMetrics(): void {
+      if (defaultsOn) return;
+      defaultsOn = true;
+      collectDefaultMetrics({ register: registry });
+    },
+  };
+  return metrics;
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,4 @@
+export * from './health';
+export * from './server';
+export * from './shutdown';
+export * from './timeout';
