@@ -1,6 +1,6 @@
 import { events, type Executor } from '@teamchat/db';
 import { newId } from '../ids';
-import type { MessageSession } from '../messaging/messages/post-message';
+import type { MessageSession } from '../events/types';
 
 export interface SessionEvictedInput {
   accountId: string;

@@ -1,5 +1,5 @@
 import { deriveKey, hmacHex, safeEqual } from '../crypto';
-import type { MessageSession } from '../messaging/messages/post-message';
+import type { MessageSession } from '../events/types';
 
 /**
  * The MCP session's identity as it travels from the MCP server to the API host: the header

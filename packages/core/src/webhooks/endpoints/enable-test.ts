@@ -1,5 +1,6 @@
 import type { Deps } from '../../context';
 import { AppError } from '../../errors';
+import { deliverTestEvent } from '../delivery/test-event';
 
 /**
  * The test event that enabling delivers first (spec: Delivery behaviour rule 6), as the enable
@@ -13,26 +14,12 @@ export interface EnableTestResult {
   error: string | null;
 }
 
-/** The delivery engine's test delivery (packages/core/src/webhooks/delivery/test-event.ts). */
-type DeliverTestEvent = (deps: Deps, input: { accountId: string; endpointId: string }) => Promise<{
-  delivery_id: string; status: 'delivered' | 'failed'; response_status: number | null; latency_ms: number | null; error: string | null;
-}>;
-
-/**
- * ADAPTER until the delivery engine lands in main: then this becomes
- * `import { deliverTestEvent } from '../delivery/test-event'`. Until then no attempt is made.
- */
-const deliverTestEvent: DeliverTestEvent | null = null;
-
 /**
  * Delivers the enable's test event after the enabling transaction has committed. The enable
  * stands whatever happens here: a failed test, or a test that could not even be attempted, is
  * reported in the answer (`status: failed` with an error) and logged, never thrown.
  */
 export async function deliverEnableTest(deps: Deps, input: { accountId: string; endpointId: string }): Promise<EnableTestResult> {
-  if (!deliverTestEvent) {
-    return { delivery_id: null, status: 'failed', response_status: null, latency_ms: null, error: 'test_delivery_unavailable' };
-  }
   try {
     return await deliverTestEvent(deps, input);
   } catch (err) {
