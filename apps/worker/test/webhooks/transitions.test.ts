@@ -307,7 +307,7 @@ describe('account states (docs/webhooks.md: deliveries wait while read-only or s
     const { a, ch, ep, mine } = await setup();
     await h.deps.database.db.transaction((tx) => setAccountState(tx, a.accountId, 'suspended'));
     // An event committed while suspended (written by core directly: the API refuses the account's routes).
-    await h.deps.database.db.transaction((tx) => recordEvent(tx, { type: 'message.posted', accountId: a.accountId, data: { channel: { id: ch, kind: 'channel' }, ts: '1.000001', author: a.owner.identityId } }));
+    await h.deps.database.db.transaction((tx) => recordEvent(tx, { type: 'message.posted', accountId: a.accountId, data: { channel: { id: ch, kind: 'channel' }, ts: '1.000001', author: a.owner.identityId, thread_ts: null, session: null, links_count: 0, attachments_count: 0, mentions: [], broadcast: false, content: { text: 'while suspended', links: [] } } }));
     const rows = await eventually(async () => {
       const r = await chainOf(ep.id);
       return r.length === 1 ? r : null;

@@ -1,3 +1,4 @@
+import { degradedDecisionCounts } from '../limits/availability';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Queue } from 'bullmq';
 import type { Pool } from 'pg';
@@ -139,9 +140,17 @@ export function createMetrics() {
     }),
     limitDegradedDecisionsTotal: new Counter({
       name: 'teamchat_limit_degraded_decisions_total',
-      help: 'Limit decisions taken without Redis (it was unreachable), by limit and decision (allowed, refused).',
+      help: 'Limit decisions taken without Redis (it was unreachable), by limit and decision (local_count, not_charged).',
       labelNames: ['limit', 'decision'] as const,
       registers: r,
+      // Read at scrape time from the limits module's process-wide totals (packages/core/src/limits/availability.ts).
+      collect() {
+        const c = degradedDecisionCounts();
+        this.reset();
+        this.inc({ limit: 'seat_per_minute', decision: 'local_count' }, c.minute_limit_local);
+        this.inc({ limit: 'seat_units_per_day', decision: 'not_charged' }, c.units_not_charged);
+        this.inc({ limit: 'sign_in', decision: 'local_count' }, c.sign_in_throttle_local);
+      },
     }),
 
     collectErrorsTotal,

@@ -129,9 +129,20 @@ async function record(deps: Deps, ctx: DeliveryContext, claim: Date, sent: SendR
     return { next: disabled ? null : next, disabled };
   });
   if (!result) return { kind: 'skip', reason: 'closed' };
+  observeAttempt(deps, row, status, sent.latencyMs, now);
+  if (result.disabled && disable) deps.metrics.endpointsDisabledTotal.inc({ reason: disable });
   if (result.disabled && disable) {
     await notifyEndpointDisabled(deps, { accountId: row.accountId, endpointId: endpoint.id, url: endpoint.url, reason: disable }).catch((err: Error) =>
       deps.logger.error('notifying a disabled endpoint failed', { endpoint_id: endpoint.id, error: err.message }));
   }
   return done(row.id, status, sent.status, sent.latencyMs, error, result.next);
+}
+
+/** Metrics of one recorded attempt; end-to-end latency only for real events delivered (not tests or replays). */
+function observeAttempt(deps: Deps, row: DeliveryContext['row'], status: DeliveryStatus, latencyMs: number | null, answeredAt: Date): void {
+  deps.metrics.deliveriesTotal.inc({ outcome: status });
+  if (latencyMs !== null) deps.metrics.attemptDurationSeconds.observe({ outcome: status }, latencyMs / 1000);
+  if (status === 'delivered' && row.kind === 'event') {
+    deps.metrics.endToEndSeconds.observe(Math.max(0, answeredAt.getTime() - row.eventCreatedAt.getTime()) / 1000);
+  }
 }

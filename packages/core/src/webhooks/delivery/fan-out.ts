@@ -1,7 +1,7 @@
 import { and, eq, events, inArray, isNotNull, isNull, lte, sql, webhookBodies, webhookDeliveries, webhookEndpoints, type Executor } from '@teamchat/db';
 import type { Deps } from '../../context';
 import { newId } from '../../ids';
-import { eventReachesEndpoint, renderEventBody, type EventRow, type PayloadMode } from './render';
+import { eventReachesEndpoint, renderEventBody, type EventRow, type PayloadMode } from '../../events';
 
 /**
  * Fan-out of one event (issue 11): one delivery row per matching enabled endpoint (events
@@ -33,7 +33,7 @@ async function fanOutInTx(tx: Executor, event: EventRow): Promise<string[]> {
       isNotNull(webhookEndpoints.enabledAt),
       lte(webhookEndpoints.enabledAt, event.createdAt),
     ));
-  const matching = endpoints.filter((e) => eventReachesEndpoint(event, e));
+  const matching = endpoints.filter((e) => eventReachesEndpoint(event, { events: e.events, channels: e.allChannels ? 'all' : e.channelIds }));
   if (matching.length === 0) return [];
 
   const bodyIds = new Map<PayloadMode, string>();

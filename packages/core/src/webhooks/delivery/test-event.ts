@@ -1,6 +1,7 @@
 import { webhookBodies } from '@teamchat/db';
 import type { Deps } from '../../context';
 import { newId } from '../../ids';
+import { renderTestEventBody } from '../../events/render';
 import { attemptNow, requireEndpoint } from './manual';
 import { failTestWithoutAttempt, insertFirstAttempt } from './store';
 
@@ -27,7 +28,7 @@ export async function deliverTestEvent(deps: Deps, input: { accountId: string; e
   const now = deps.now();
   const eventId = newId('event');
   const row = await db.transaction(async (tx) => {
-    const body = JSON.stringify({ id: eventId, type: 'test', account_id: input.accountId, created_at: now.toISOString(), endpoint_id: endpoint.id });
+    const body = renderTestEventBody({ id: eventId, accountId: input.accountId, endpointId: endpoint.id, createdAt: now });
     const bodyId = newId('webhookBody');
     await tx.insert(webhookBodies).values({ id: bodyId, accountId: input.accountId, eventId, eventType: 'test', mode: 'test', body });
     return insertFirstAttempt(tx, { accountId: input.accountId, endpointId: endpoint.id, eventId, eventType: 'test', bodyId, kind: 'test', eventCreatedAt: now });
