@@ -36,7 +36,8 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
   // `node --import tsx` (not the tsx CLI, which runs the script in a grandchild): the pid signalled is the worker's.
   const child = spawn(process.execPath, ['--import', 'tsx', 'apps/worker/src/main.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    // Each worker picks a free operations port, so several can run on one machine.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', WORKER_OPS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

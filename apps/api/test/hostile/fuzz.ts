@@ -77,7 +77,7 @@ async function fixture(host: Host): Promise<Fixture> {
       threadTs: [root],
       emoji: ['thumbsup', '+1'],
       jobId: ['job_0000000000000000'],
-      id: [approvalId],
+      approvalId: [approvalId],
       rest: ['sign-in', 'x/y'],
       // body values for the rows' examples
       identityId: [agent],

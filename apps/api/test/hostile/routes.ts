@@ -32,6 +32,7 @@ export interface RouteRow {
 const A = '/accounts/:accountId';
 const CH = `${A}/channels/:channelId`;
 const MSG = `${CH}/messages/:ts`;
+const WH = `${A}/webhooks`;
 
 export const ROUTES: RouteRow[] = [
   // Outside any account
@@ -40,9 +41,8 @@ export const ROUTES: RouteRow[] = [
   { method: 'POST', path: '/auth/sign-in', hosts: ['web'], body: ['email', 'password'], example: (v) => ({ email: v.email, password: v.password }), runs: 20 },
   { method: 'POST', path: '/auth/sign-out', hosts: ['web'], endsSession: true, runs: 15 },
   { method: 'ALL', path: '/auth/{*rest}', hosts: ['api'] },
-  { method: 'GET', path: '/approvals/:id' },
-  { method: 'POST', path: '/approvals/:id/approve' },
-  { method: 'POST', path: '/approvals/:id/deny' },
+  { method: 'GET', path: '/readyz' },
+  { method: 'ALL', path: '/metrics' },
   // The account, directory, operations
   { method: 'GET', path: A },
   { method: 'GET', path: `${A}/members`, list: true },
@@ -70,6 +70,22 @@ export const ROUTES: RouteRow[] = [
   { method: 'GET', path: `${A}/dms`, list: true },
   { method: 'POST', path: `${A}/dms`, body: ['members', 'client_ref'], example: (v) => ({ members: [v.identityId] }) },
   { method: 'GET', path: `${A}/search`, list: true, query: ['q'] },
+  // Approvals (issue 7 item 2: under the account)
+  { method: 'GET', path: `${A}/approvals/:approvalId` },
+  { method: 'POST', path: `${A}/approvals/:approvalId/approve` },
+  { method: 'POST', path: `${A}/approvals/:approvalId/deny` },
+  // Webhooks. The example URL is refused by the URL guard (loopback), so no run ever sends traffic;
+  // endpoint and delivery ids are generated (no real endpoint), so test and replay answer 404.
+  { method: 'GET', path: WH, list: true },
+  { method: 'POST', path: WH, body: ['url', 'events', 'channels', 'payload', 'enabled', 'authorization', 'client_ref'], example: () => ({ url: 'https://localhost/hook', events: ['message.posted'], channels: 'all' }) },
+  { method: 'GET', path: `${WH}/:endpointId` },
+  { method: 'PATCH', path: `${WH}/:endpointId`, body: ['url', 'events', 'channels', 'payload', 'enabled', 'authorization'], example: () => ({ enabled: false }) },
+  { method: 'DELETE', path: `${WH}/:endpointId` },
+  { method: 'POST', path: `${WH}/:endpointId/reveal` },
+  { method: 'POST', path: `${WH}/:endpointId/rotate` },
+  { method: 'POST', path: `${WH}/:endpointId/test` },
+  { method: 'GET', path: `${WH}/:endpointId/deliveries`, list: true },
+  { method: 'POST', path: `${WH}/:endpointId/deliveries/:deliveryId/replay` },
 ];
 
 export const rowsFor = (host: Host) => ROUTES.filter((r) => (r.hosts ?? ['api', 'web']).includes(host));

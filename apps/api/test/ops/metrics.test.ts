@@ -166,12 +166,12 @@ describe('issue 9 Operate: Prometheus metrics on the operations port', () => {
     m.attemptDurationSeconds.observe({ outcome: 'delivered' }, 0.12);
     m.endToEndSeconds.observe(0.5);
     m.endpointsDisabledTotal.inc({ reason: 'gone' });
-    m.limitDegradedDecisionsTotal.inc({ limit: 'seat_per_minute', decision: 'allowed' });
     const { samples } = await scrape();
     expect(valueOf(samples, 'teamchat_webhook_deliveries_total', { outcome: 'delivered' })).toBeGreaterThanOrEqual(1);
     expect(valueOf(samples, 'teamchat_webhook_attempt_duration_seconds_bucket', { outcome: 'delivered', le: '0.25' })).toBeGreaterThanOrEqual(1);
     expect(valueOf(samples, 'teamchat_webhook_end_to_end_seconds_bucket', { le: '0.5' })).toBeGreaterThanOrEqual(1);
     expect(valueOf(samples, 'teamchat_webhook_endpoints_disabled_total', { reason: 'gone' })).toBeGreaterThanOrEqual(1);
-    expect(valueOf(samples, 'teamchat_limit_degraded_decisions_total', { limit: 'seat_per_minute', decision: 'allowed' })).toBeGreaterThanOrEqual(1);
+    // Degraded decisions are read from the limits module's totals at scrape time (apps/api/test/limits/redis-away.test.ts makes them move).
+    expect(valueOf(samples, 'teamchat_limit_degraded_decisions_total', { limit: 'seat_per_minute', decision: 'local_count' })).toBeDefined();
   });
 });
