@@ -17,11 +17,15 @@ export interface TestRedisServer {
   thaw(): void;
 }
 
+/**
+ * A free port below the kernel's ephemeral range (32768+ here), so no outgoing connection of a
+ * concurrent test can take it between this check, the first start and a restart.
+ */
 async function sparePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
+    srv.listen(20_000 + Math.floor(Math.random() * 10_000), '127.0.0.1', () => {
       const { port } = srv.address() as net.AddressInfo;
       srv.close(() => resolve(port));
     });
@@ -29,7 +33,16 @@ async function sparePort(): Promise<number> {
 }
 
 export async function testRedisServer(): Promise<TestRedisServer> {
-  const port = await sparePort();
+  for (let tries = 1; ; tries++) {
+    try {
+      return await testRedisServerOn(await sparePort());
+    } catch (err) {
+      if (tries >= 5) throw err;
+    }
+  }
+}
+
+async function testRedisServerOn(port: number): Promise<TestRedisServer> {
   let child: ChildProcess | null = null;
 
   const start = async () => {
@@ -65,7 +78,12 @@ export async function testRedisServer(): Promise<TestRedisServer> {
     await exited;
   };
 
-  await start();
+  try {
+    await start();
+  } catch (err) {
+    child = null;
+    throw err;
+  }
   return {
     port,
     url: `redis://127.0.0.1:${port}`,

@@ -111,13 +111,17 @@ test('two worker processes never have more than max(4, ceil(seats/25)) deliverie
   }
 });
 
+/** A free port below the kernel's ephemeral range, so no outgoing connection takes it while Redis is down. */
 async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
+  for (;;) {
+    const port = 30_000 + Math.floor(Math.random() * 2_700);
+    const ok = await new Promise<boolean>((resolve) => {
+      const srv = net.createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
     });
-  });
+    if (ok) return port;
+  }
 }
 
 function startRedis(port: number): Promise<ChildProcess> {
