@@ -2,7 +2,7 @@ import { eq, webhookEndpoints, type Executor } from '@teamchat/db';
 import { recordAudit } from '../../audit';
 import { urlOrigin } from '../../notifications/notify-admins';
 import type { EndpointCall } from './context';
-import { dropEndpointDeliveries } from './drop-deliveries';
+import { dropOpenDeliveries } from '../delivery/store';
 import { loadEndpoint } from './load';
 
 /**
@@ -20,7 +20,7 @@ export async function deleteEndpoint(tx: Executor, input: EndpointCall & { endpo
     .update(webhookEndpoints)
     .set({ deletedAt: now, enabled: false, disabledAt: row.enabled ? now : row.disabledAt, updatedAt: now })
     .where(eq(webhookEndpoints.id, row.id));
-  const dropped = await dropEndpointDeliveries(tx, row.id, 'endpoint deleted');
+  const dropped = await dropOpenDeliveries(tx, row.id, 'endpoint deleted');
   await recordAudit(tx, {
     accountId: actor.accountId, action: 'webhook.deleted', actor, targetType: 'webhook_endpoint', targetId: row.id,
     data: { url_origin: urlOrigin(row.url), dropped_deliveries: dropped },

@@ -10,7 +10,6 @@ export * from './list-endpoints';
 export * from './get-endpoint';
 export * from './update-endpoint';
 export * from './delete-endpoint';
-export * from './drop-deliveries';
 export * from './reveal-secret';
 export * from './rotate-secret';
 export * from './enable-test';

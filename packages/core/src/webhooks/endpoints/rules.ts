@@ -1,13 +1,11 @@
+import { EVENT_TYPES } from '../../events/types';
 /**
- * The subscribable event names, the spec's table "Subscribable events" in its order. `test` is
- * listed there, so it is accepted, though a test event reaches an endpoint whatever it subscribes
- * to. `channel.created`, `channel.deleted` and `session.evicted` may be subscribed to but are not
- * sent yet (rule 1). (The event-bodies module's EVENT_TYPES is the same list: one should go.)
+ * The subscribable event names: the spec's table "Subscribable events", owned by the events module.
+ * `test` is listed there, so it is accepted, though a test event reaches an endpoint whatever it
+ * subscribes to; `channel.created`, `channel.deleted` and `session.evicted` may be subscribed to
+ * but are not sent yet (rule 1).
  */
-export const SUBSCRIBABLE_EVENTS = [
-  'message.posted', 'message.edited', 'message.deleted', 'thread.replied', 'mention', 'dm.received',
-  'channel.created', 'channel.deleted', 'reaction.added', 'reaction.removed', 'session.evicted', 'test',
-] as const;
+export const SUBSCRIBABLE_EVENTS = EVENT_TYPES;
 export type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number];
 
 export const ENDPOINT_PAYLOAD_MODES = ['pointers', 'text'] as const;

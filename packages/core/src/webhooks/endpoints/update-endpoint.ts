@@ -6,7 +6,7 @@ import { isWebSession } from '../../principal';
 import { sealWebhookSecret } from '../endpoint-secrets';
 import { checkChannels, checkEndpointUrl } from './checks';
 import type { EndpointCall } from './context';
-import { dropEndpointDeliveries } from './drop-deliveries';
+import { dropOpenDeliveries } from '../delivery/store';
 import { nextEnablement } from './enablement';
 import { loadEndpoint, type WebhookEndpointRow } from './load';
 import type { EndpointFields } from './rules';
@@ -70,7 +70,7 @@ export async function updateEndpoint(tx: Executor, input: UpdateInput): Promise<
     .returning();
   // Disabled now (manual, or awaiting_enable after a credential's change): its open deliveries
   // are dropped at once, as on automatic disabling; events raised while disabled are never sent.
-  if (row.enabled && !endpoint.enabled) await dropEndpointDeliveries(tx, row.id, `endpoint disabled (${endpoint.disabledReason})`);
+  if (row.enabled && !endpoint.enabled) await dropOpenDeliveries(tx, row.id, `endpoint disabled (${endpoint.disabledReason})`);
   await recordAudit(tx, {
     accountId: actor.accountId, action: 'webhook.updated', actor, targetType: 'webhook_endpoint', targetId: row.id,
     data: {
