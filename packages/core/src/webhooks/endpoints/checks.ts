@@ -32,3 +32,18 @@ export async function checkChannels(db: Executor, accountId: string, filter: Cha
   }
   return { allChannels: false, channelIds: ids };
 }
+
+/**
+ * What only a web session may ask of an endpoint, on register and change alike (spec: a
+ * credential requesting `enabled: true` → 403 forbidden, web_session_required; the custom header
+ * is set on the dashboard only).
+ */
+export function refuseWebOnlyFields(web: boolean, input: { enabled?: boolean; authorization?: string | null }): void {
+  if (web) return;
+  if (input.enabled === true) {
+    throw errors.webSessionRequired('Only a signed-in owner or admin can enable a webhook endpoint, on the dashboard.');
+  }
+  if (input.authorization !== undefined) {
+    throw errors.webSessionRequired('The custom Authorization header is set on the dashboard only.');
+  }
+}

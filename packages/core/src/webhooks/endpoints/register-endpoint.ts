@@ -1,13 +1,12 @@
 import { webhookEndpoints, type Executor } from '@teamchat/db';
 import { recordAudit } from '../../audit';
-import { errors } from '../../errors';
 import { newId } from '../../ids';
 import { recordAdminNotifications, urlOrigin, type RecordedNotification } from '../../notifications/notify-admins';
 import { isWebSession } from '../../principal';
 import { sealWebhookSecret } from '../endpoint-secrets';
 import { generateSigningSecret } from '../signing';
 import { claimEndpointPlace } from './budget';
-import { checkChannels, checkEndpointUrl } from './checks';
+import { checkChannels, checkEndpointUrl, refuseWebOnlyFields } from './checks';
 import type { EndpointCall } from './context';
 import type { WebhookEndpointRow } from './load';
 import type { ChannelsFilter, EndpointPayloadMode } from './rules';
@@ -41,12 +40,7 @@ export interface RegisterResult {
 export async function registerEndpoint(tx: Executor, input: RegisterInput): Promise<RegisterResult> {
   const { deps, actor } = input;
   const web = isWebSession(actor);
-  if (!web && input.enabled === true) {
-    throw errors.webSessionRequired('Only a signed-in owner or admin can enable a webhook endpoint, on the dashboard.');
-  }
-  if (!web && input.authorization !== undefined) {
-    throw errors.webSessionRequired('The custom Authorization header is set on the dashboard only.');
-  }
+  refuseWebOnlyFields(web, input);
   await checkEndpointUrl(deps.config, input.url);
   const filter = await checkChannels(tx, actor.accountId, input.channels);
   await claimEndpointPlace(tx, deps.config, actor.accountId);

@@ -1,10 +1,10 @@
 import { eq, sql, webhookEndpoints, type Executor } from '@teamchat/db';
 import { recordAudit } from '../../audit';
-import { AppError, errors } from '../../errors';
+import { AppError } from '../../errors';
 import { recordAdminNotifications, urlOrigin, type RecordedNotification } from '../../notifications/notify-admins';
 import { isWebSession } from '../../principal';
 import { sealWebhookSecret } from '../endpoint-secrets';
-import { checkChannels, checkEndpointUrl } from './checks';
+import { checkChannels, checkEndpointUrl, refuseWebOnlyFields } from './checks';
 import type { EndpointCall } from './context';
 import { dropOpenDeliveries } from '../delivery/store';
 import { nextEnablement } from './enablement';
@@ -32,12 +32,7 @@ export interface UpdateResult {
 export async function updateEndpoint(tx: Executor, input: UpdateInput): Promise<UpdateResult> {
   const { deps, actor } = input;
   const web = isWebSession(actor);
-  if (!web && input.enabled === true) {
-    throw errors.webSessionRequired('Only a signed-in owner or admin can enable a webhook endpoint, on the dashboard.');
-  }
-  if (!web && input.authorization !== undefined) {
-    throw errors.webSessionRequired('The custom Authorization header is set on the dashboard only.');
-  }
+  refuseWebOnlyFields(web, input);
   const row = await loadEndpoint(tx, actor.accountId, input.endpointId, { forUpdate: true });
   if (input.expectedVersion !== undefined && input.expectedVersion !== row.version) {
     throw new AppError('stale', 'The webhook endpoint changed since it was read; read it again.', { current_version: row.version });
