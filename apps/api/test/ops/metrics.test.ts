@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
 import { Client } from 'pg';
-import { createAccount, createDeps, loadConfig, randomToken, startOpsServer, type OpsServer } from '@teamchat/core';
+import { createAccount, createDeps, loadConfig, randomToken, startOpsServer, webhookQueuesFor, type OpsServer } from '@teamchat/core';
 import { runMigrations } from '@teamchat/db';
 import { bearer, newAccount, newKey, startHarness, UNLIMITED_PLANS, PASSWORD, type Harness } from '../../../../test/support/harness';
 import { TEST_REDIS_URL, TEST_SERVER_URL } from '../../../../test/support/env';
@@ -112,6 +112,14 @@ describe('issue 9 Operate: Prometheus metrics on the operations port', () => {
     expect(valueOf(samples, 'teamchat_queue_jobs', { queue: 'jobs', state: 'waiting' })).toBe(2);
     expect(valueOf(samples, 'teamchat_queue_jobs', { queue: 'jobs', state: 'active' })).toBe(0);
     expect(valueOf(samples, 'teamchat_queue_jobs', { queue: 'jobs', state: 'failed' })).toBe(0);
+  });
+
+  test('the webhook fan-out and delivery queues report their depths once the process uses them (issue 9: scale workers on queue depth)', async () => {
+    const queues = webhookQueuesFor(h.deps);
+    await queues.delivery.add('deliver', { deliveryId: `dlv_${randomToken(8)}` }, { delay: 3_600_000 });
+    const { samples } = await scrape();
+    expect(valueOf(samples, 'teamchat_queue_jobs', { queue: 'webhook-delivery', state: 'delayed' })).toBe(1);
+    expect(valueOf(samples, 'teamchat_queue_jobs', { queue: 'webhook-fanout', state: 'waiting' })).toBe(0);
   });
 
   test('outbox backlog (unrelayed rows) and the oldest row age are read at scrape time', async () => {

@@ -60,12 +60,17 @@ export class WebhookQueues {
 
 const byDeps = new WeakMap<object, WebhookQueues>();
 
-/** The process's producer queues on its deps' Redis connection (built on first use). */
-export function webhookQueuesFor(deps: Pick<Deps, 'redis' | 'config' | 'now'>): WebhookQueues {
+/**
+ * The process's producer queues on its deps' Redis connection (built on first use). With the
+ * process's metrics, their depths are reported at scrape time (operators scale workers on them).
+ */
+export function webhookQueuesFor(deps: Pick<Deps, 'redis' | 'config' | 'now'> & Partial<Pick<Deps, 'metrics'>>): WebhookQueues {
   let q = byDeps.get(deps);
   if (!q) {
     q = new WebhookQueues(deps);
     byDeps.set(deps, q);
+    deps.metrics?.trackQueue(q.fanout);
+    deps.metrics?.trackQueue(q.delivery);
   }
   return q;
 }
