@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { eq, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { generateSigningSecret, nextUtcMidnight, recordEvent, setAccountState, unitsKey, webhookQueuesFor } from '@teamchat/core';
 import { startWebhookWorker, type WebhookWorker } from '../../src/webhooks';
-import { type Harness } from '../../../../test/support/harness';
+import { addPerson, type Harness } from '../../../../test/support/harness';
 import { startReceiver, type Receiver } from '../../../../test/support/https-receiver';
 import { addToChannel, makeChannel, memberCaller, messagingAccount, post, type MessagingAccount } from '../../../../test/support/messaging';
 import {
@@ -252,6 +252,24 @@ describe('fan-out (issue 11: one delivery per matching enabled endpoint; never b
     expect(await chainOf(later.id)).toHaveLength(0);
     const textReq = rx.received.find((r) => r.path === '/text')!;
     expect(JSON.parse(textReq.body)).toMatchObject({ type: 'message.posted', text: 'fan me out <!channel>' });
+  });
+
+  test('text mode carries text only from channels the endpoint\'s creator can read; elsewhere the pointers body (no text)', async () => {
+    const { a, ch } = await setup({ events: ['message.posted'] });
+    const admin = await addPerson(h, a.accountId, 'admin');
+    const path = `/text-admin-${Math.random().toString(36).slice(2, 8)}`;
+    await createEndpointRow(h, { accountId: a.accountId, createdByUserId: admin.user_id, url: rx.url(path), payload: 'text', events: ['message.posted'] });
+    await post(a.ownerApi, ch, { text: 'not for the admin' });
+    // Membership is checked when the event fans out: let the first one go out before the admin joins.
+    await eventually(async () => rx.received.filter((r) => r.path === path).length === 1, 10_000, 'the first delivery');
+    await addToChannel(a.ownerApi, ch, admin.identity_id);
+    await post(a.ownerApi, ch, { text: 'now readable' });
+    await eventually(async () => rx.received.filter((r) => r.path === path).length === 2, 10_000, 'both deliveries');
+    const bodies = rx.received.filter((r) => r.path === path).map((r) => JSON.parse(r.body));
+    const hidden = bodies.find((b) => b.text === undefined);
+    expect(hidden).toMatchObject({ type: 'message.posted' });
+    expect(JSON.stringify(hidden)).not.toContain('not for the admin');
+    expect(bodies.find((b) => b.text !== undefined)).toMatchObject({ text: 'now readable' });
   });
 });
 

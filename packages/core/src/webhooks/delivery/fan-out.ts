@@ -1,4 +1,4 @@
-import { and, eq, events, inArray, isNotNull, isNull, lte, sql, webhookBodies, webhookDeliveries, webhookEndpoints, type Executor } from '@teamchat/db';
+import { and, channelMembers, eq, events, identities, inArray, isNotNull, isNull, lte, sql, webhookBodies, webhookDeliveries, webhookEndpoints, type Executor } from '@teamchat/db';
 import type { Deps } from '../../context';
 import { newId } from '../../ids';
 import { eventReachesEndpoint, renderEventBody, type EventRow, type PayloadMode } from '../../events';
@@ -36,15 +36,17 @@ async function fanOutInTx(tx: Executor, event: EventRow): Promise<string[]> {
   const matching = endpoints.filter((e) => eventReachesEndpoint(event, { events: e.events, channels: e.allChannels ? 'all' : e.channelIds }));
   if (matching.length === 0) return [];
 
+  const readers = await textReaders(tx, event, matching.filter((e) => e.payload === 'text').map((e) => e.id));
+  const modeOf = (e: { id: string; payload: string }): PayloadMode => (e.payload === 'text' && readers.has(e.id) ? 'text' : 'pointers');
   const bodyIds = new Map<PayloadMode, string>();
-  for (const mode of new Set(matching.map((e) => e.payload as PayloadMode))) bodyIds.set(mode, await storeBody(tx, event, mode));
+  for (const mode of new Set(matching.map(modeOf))) bodyIds.set(mode, await storeBody(tx, event, mode));
 
   const rows = matching.map((e) => {
     const id = newId('delivery');
     return {
       id, chainId: id, attempt: 1, status: 'pending', kind: 'event',
       accountId: event.accountId, endpointId: e.id, eventId: event.id, eventType: event.type,
-      bodyId: bodyIds.get(e.payload as PayloadMode)!, eventCreatedAt: event.createdAt,
+      bodyId: bodyIds.get(modeOf(e))!, eventCreatedAt: event.createdAt,
     };
   });
   const inserted = await tx
@@ -53,6 +55,22 @@ async function fanOutInTx(tx: Executor, event: EventRow): Promise<string[]> {
     .onConflictDoNothing({ target: [webhookDeliveries.endpointId, webhookDeliveries.eventId], where: sql`kind = 'event' AND attempt = 1` })
     .returning({ id: webhookDeliveries.id });
   return inserted.map((r) => r.id);
+}
+
+/**
+ * Of the given text-mode endpoints, those whose creator can read the event's channel (their
+ * person identity is a member of it, DMs included), checked when the event fans out. A webhook
+ * never shows more than the person who set it up could read: the others get the pointers body.
+ */
+async function textReaders(tx: Executor, event: EventRow, endpointIds: string[]): Promise<Set<string>> {
+  if (endpointIds.length === 0 || !event.channelId) return new Set();
+  const rows = await tx
+    .select({ id: webhookEndpoints.id })
+    .from(webhookEndpoints)
+    .innerJoin(identities, and(eq(identities.accountId, webhookEndpoints.accountId), eq(identities.userId, webhookEndpoints.createdByUserId), eq(identities.kind, 'person')))
+    .innerJoin(channelMembers, and(eq(channelMembers.channelId, event.channelId), eq(channelMembers.identityId, identities.id)))
+    .where(inArray(webhookEndpoints.id, endpointIds));
+  return new Set(rows.map((r) => r.id));
 }
 
 /** The body of (event, mode), rendered once: an existing one is kept byte for byte. */
