@@ -1,5 +1,5 @@
 /* global console, fetch, setTimeout, clearTimeout */
-// Smoke test of the build output (CI, after `npm run build`): runs the compiled API and worker
+// Smoke test of the build output (CI, after `npm run build`): runs the compiled API, worker and MCP server
 // with plain node, as the Docker image does, on ephemeral ports against DATABASE_URL/REDIS_URL;
 // applies the migrations from the build, checks /healthz, /readyz and /metrics; then SIGTERM must exit 0. Exit 1 on any failure.
 const { spawn } = require('node:child_process');
@@ -14,7 +14,7 @@ const env = {
   REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
   REDIS_PREFIX: `smoke-${randomBytes(4).toString('hex')}`,
   SECRETS_KEY: randomBytes(32).toString('hex'),
-  API_PORT: '0', WEB_PORT: '0', OPS_PORT: '0', WORKER_OPS_PORT: '0',
+  API_PORT: '0', WEB_PORT: '0', OPS_PORT: '0', WORKER_OPS_PORT: '0', MCP_PORT: '0',
 };
 
 function run(entry, readyMessage) {
@@ -56,20 +56,24 @@ async function main() {
   await migrate(); // creates the database if missing and applies the migrations, as the image does
   const api = run('apps/api/dist/server.js', 'listening');
   const worker = run('apps/worker/dist/main.js', 'worker started');
+  const mcp = run('apps/mcp/dist/server.js', 'listening');
+  const all = [api, worker, mcp];
   try {
     const a = await api.ready;
     const w = await worker.ready;
+    const m = await mcp.ready;
     await expectStatus(`http://127.0.0.1:${a.api_port}/healthz`, 200, '"ok"');
     await expectStatus(`http://127.0.0.1:${a.web_port}/readyz`, 200, '"ready"');
     await expectStatus(`http://127.0.0.1:${a.api_port}/metrics`, 404);
     await expectStatus(`http://127.0.0.1:${a.ops_port}/metrics`, 200, 'teamchat_http_requests_total');
     await expectStatus(`http://127.0.0.1:${w.ops_port}/metrics`, 200, 'teamchat_queue_jobs');
-    for (const p of [api, worker]) p.child.kill('SIGTERM');
-    const exits = await Promise.all([api.exited, worker.exited]);
+    await expectStatus(`http://127.0.0.1:${m.mcp_port}/mcp`, 401, 'unauthorized'); // no credential: refused before MCP
+    for (const p of all) p.child.kill('SIGTERM');
+    const exits = await Promise.all(all.map((p) => p.exited));
     if (exits.some((e) => e.code !== 0)) throw new Error(`exit after SIGTERM: ${JSON.stringify(exits)}`);
-    console.log('ok  api and worker exited 0 on SIGTERM');
+    console.log('ok  api, worker and mcp exited 0 on SIGTERM');
   } finally {
-    for (const p of [api, worker]) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    for (const p of all) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
   }
 }
 

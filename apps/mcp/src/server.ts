@@ -1,5 +1,6 @@
 import http from 'node:http';
-import { ConfigError, createDeps, loadConfig, waitReady } from '@teamchat/core';
+import type { AddressInfo } from 'node:net';
+import { ConfigError, createDeps, drainable, loadConfig, onShutdownSignals, waitReady } from '@teamchat/core';
 import { createMcpApp } from './app';
 
 /** Entrypoint: the MCP server (Streamable HTTP at /mcp) on MCP_PORT, calling the API host at MCP_API_URL. */
@@ -8,16 +9,24 @@ async function main(): Promise<void> {
   const deps = createDeps(config, 'mcp');
   await waitReady(deps.redis);
   const app = createMcpApp(deps);
-  const server = http.createServer(app.handle).listen(config.mcpPort, '0.0.0.0');
-  deps.logger.info('listening', { mcp_port: config.mcpPort, api: config.mcpApiUrl });
+  const server = await new Promise<http.Server>((resolve, reject) => {
+    const s = http.createServer(app.handle);
+    s.once('error', reject);
+    s.listen(config.mcpPort, '0.0.0.0', () => resolve(s));
+  });
+  const http_ = drainable(server);
+  deps.logger.info('listening', { mcp_port: (server.address() as AddressInfo).port, api: config.mcpApiUrl });
 
-  const shutdown = () => {
-    deps.logger.info('shutting down');
-    server.close();
-    void app.close().then(() => deps.close()).finally(() => process.exit(0));
-  };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+  onShutdownSignals({
+    logger: deps.logger,
+    timeoutMs: config.shutdownTimeoutMs,
+    steps: [
+      // Stop accepting; close the sessions (their open GET streams end, so the drain can finish);
+      // requests in flight finish on their own.
+      { name: 'http', run: async () => { const drained = http_.close(); await app.close(); await drained; } },
+      { name: 'pools', run: () => deps.close() },
+    ],
+  });
 }
 
 main().catch((err: Error) => {
