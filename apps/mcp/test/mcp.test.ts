@@ -178,7 +178,7 @@ describe('tools/list follows the credential\'s scopes (issue 8: toolsets by scop
     expect((r.content as Array<{ text: string }>)[0].text).toMatch(/^insufficient_scope/);
   });
 
-  test('annotations: readOnlyHint on reads, destructiveHint on delete only, idempotentHint where it holds; every input field has a description', async () => {
+  test('annotations: readOnlyHint on reads, destructiveHint on delete and on update_webhook (it can drop deliveries), idempotentHint where it holds; every input field has a description', async () => {
     const { acct } = await ownerSetup();
     const key = await newKey(h, acct.accountId, acct.owner.email, ['members:manage', 'identities:manage', 'webhooks:manage', 'account:manage', 'audit:read']);
     const tools = (await (await h.connect(key)).listTools()).tools;
@@ -187,7 +187,7 @@ describe('tools/list follows the credential\'s scopes (issue 8: toolsets by scop
     expect(by.get('delete_message')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     expect(by.get('post_message')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
     expect(by.get('add_reaction')!.annotations).toMatchObject({ idempotentHint: true, destructiveHint: false });
-    expect(tools.filter((t) => t.annotations?.destructiveHint).map((t) => t.name)).toEqual(['delete_message']);
+    expect(tools.filter((t) => t.annotations?.destructiveHint).map((t) => t.name)).toEqual(['delete_message', 'update_webhook']);
     for (const t of tools) {
       expect(t.inputSchema.type).toBe('object');
       for (const [field, schema] of Object.entries(t.inputSchema.properties ?? {})) {

@@ -17,7 +17,7 @@ function summary(tool: ToolDef, res: RestResponse): string {
     return `${tool.title}: ${body.data.length} item(s)${body.next_cursor ? '; more with cursor=' + body.next_cursor : '; no more pages'}.`;
   }
   const ids = body && typeof body === 'object'
-    ? ['id', 'ts', 'status'].filter((k) => typeof body[k] === 'string').map((k) => `${k} ${body[k]}`).join(', ')
+    ? ['id', 'delivery_id', 'ts', 'status'].filter((k) => typeof body[k] === 'string').map((k) => `${k} ${body[k]}`).join(', ')
     : '';
   const replayed = res.headers.get('idempotent-replayed') === 'true' ? ' (idempotent replay of the first result)' : '';
   return `${tool.title}: done (HTTP ${res.status})${ids ? `: ${ids}` : ''}${replayed}.`;
