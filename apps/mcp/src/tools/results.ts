@@ -62,7 +62,12 @@ function errorResult(structured: { error: Record<string, unknown>; http_status: 
   return { isError: true, content: [{ type: 'text', text: head + retry }, { type: 'text', text: json(structured) }], structuredContent: structured };
 }
 
-/** An AppError raised before or instead of the REST call (bad arguments, API unreachable) as a tool error. */
-export function appErrorResult(err: AppError): CallToolResult {
-  return errorResult({ error: { code: err.code, message: err.message, ...err.extras }, http_status: err.status });
+/**
+ * An AppError raised before or instead of the REST call (bad arguments, API unreachable) as a
+ * tool error. A 5xx carries `request_id` and `status_url` like the REST surface's (spec: Errors).
+ */
+export function appErrorResult(err: AppError, fault?: { requestId: string; statusUrl: string }): CallToolResult {
+  const error: Record<string, unknown> = { code: err.code, message: err.message, ...err.extras };
+  if (err.status >= 500 && fault) Object.assign(error, { request_id: fault.requestId, status_url: fault.statusUrl });
+  return errorResult({ error, http_status: err.status });
 }
