@@ -69,6 +69,7 @@ export function createSessionServer(deps: Deps, opts: { apiUrl: string; session:
       const field = issue.path.join('.') || 'arguments';
       return appErrorResult(new AppError('invalid_request', `${field}: ${issue.message}`, { field }));
     }
+    const requestId = `mcp_${randomToken(20)}`;
     try {
       const res = await callRest({
         apiUrl: opts.apiUrl,
@@ -78,11 +79,11 @@ export function createSessionServer(deps: Deps, opts: { apiUrl: string; session:
         session: opts.session,
         secretsKey: deps.config.secretsKey,
         now: deps.now(),
-        requestId: `mcp_${randomToken(20)}`,
+        requestId,
       }, tool.request(parsed.data));
       return toToolResult(tool, res);
     } catch (err) {
-      if (err instanceof AppError) return appErrorResult(err);
+      if (err instanceof AppError) return appErrorResult(err, { requestId, statusUrl: `${deps.config.publicWebUrl}/status` });
       throw err;
     }
   });

@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { getMemberByEmail, revokeCredential, setAccountState, setMemberRole } from '@teamchat/core';
+import { authenticateCredential, getMemberByEmail, revokeCredential, setAccountState, setMemberRole } from '@teamchat/core';
 import { addPerson, bearer, newAccount, newAgent, newKey } from '../../../test/support/harness';
 import { byType, eventsOf } from '../../../test/support/messaging';
+import { createMcpApp } from '../src/app';
 import { TOOLS } from '../src/tools';
 import { call, startMcpHarness, type McpHarness } from './support';
 
@@ -61,6 +65,29 @@ describe('authentication (issue 8: agent token or API key; web session refused a
     expect(err).toBeInstanceOf(StreamableHTTPError);
     expect((err as StreamableHTTPError).code).toBe(401);
     expect(String((err as Error).message)).toContain('unauthorized');
+  });
+
+  test('a revoked or expired API key, or a malformed Authorization header, is refused with 401 and opens no session', async () => {
+    const acct = await newAccount(h);
+    const before = h.mcp.sessions.size;
+    const revoked = await newKey(h, acct.accountId, acct.owner.email, []);
+    const principal = await authenticateCredential(h.deps.database.db, revoked, new Date());
+    await h.deps.database.db.transaction((tx) => revokeCredential(tx, { accountId: acct.accountId, credentialId: principal!.id }));
+    const expiring = await newKey(h, acct.accountId, acct.owner.email, [], { expiresAt: new Date(Date.now() + 60_000) });
+    expect((await initialize(bearer(expiring))).status).toBe(200); // so the refusal below is the expiry's
+    const opened = h.mcp.sessions.size;
+    h.clock.advance(2 * 60_000);
+    try {
+      for (const headers of [bearer(revoked), bearer(expiring), { Authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }]) {
+        const res = await initialize(headers);
+        expect([res.status, res.headers.get('mcp-session-id'), res.headers.get('www-authenticate')]).toEqual([401, null, 'Bearer realm="teamchat"']);
+        expect((await jsonOf(res)).error.code).toBe('unauthorized');
+      }
+      await expect(h.connect(revoked)).rejects.toMatchObject({ code: 401 });
+    } finally {
+      h.clock.reset();
+    }
+    expect([before + 1, opened]).toEqual([opened, h.mcp.sessions.size]);
   });
 
   test('a session answers only the credential that opened it', async () => {
@@ -178,7 +205,7 @@ describe('tools/list follows the credential\'s scopes (issue 8: toolsets by scop
     expect((r.content as Array<{ text: string }>)[0].text).toMatch(/^insufficient_scope/);
   });
 
-  test('annotations: readOnlyHint on reads, destructiveHint on delete only, idempotentHint where it holds; every input field has a description', async () => {
+  test('annotations: readOnlyHint on reads, destructiveHint on delete and on update_webhook (it can drop deliveries), idempotentHint where it holds; every input field has a description', async () => {
     const { acct } = await ownerSetup();
     const key = await newKey(h, acct.accountId, acct.owner.email, ['members:manage', 'identities:manage', 'webhooks:manage', 'account:manage', 'audit:read']);
     const tools = (await (await h.connect(key)).listTools()).tools;
@@ -187,7 +214,7 @@ describe('tools/list follows the credential\'s scopes (issue 8: toolsets by scop
     expect(by.get('delete_message')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     expect(by.get('post_message')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
     expect(by.get('add_reaction')!.annotations).toMatchObject({ idempotentHint: true, destructiveHint: false });
-    expect(tools.filter((t) => t.annotations?.destructiveHint).map((t) => t.name)).toEqual(['delete_message']);
+    expect(tools.filter((t) => t.annotations?.destructiveHint).map((t) => t.name)).toEqual(['delete_message', 'update_webhook']);
     for (const t of tools) {
       expect(t.inputSchema.type).toBe('object');
       for (const [field, schema] of Object.entries(t.inputSchema.properties ?? {})) {
@@ -283,6 +310,37 @@ describe('account states answer as on REST (spec: Account states)', () => {
       const r = await call(client, name, args);
       expect(r.isError).toBe(true);
       expect(r.structuredContent).toMatchObject({ http_status: 403, error: { code: state } });
+    }
+  });
+});
+
+describe('errors are tool errors, never protocol crashes (issue 8)', () => {
+  test('with the API host unreachable a tool answers internal (with request_id and status_url), and the session stays usable', async () => {
+    const { key } = await ownerSetup();
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const deadApi = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise((r) => closed.close(r));
+    const mcp = createMcpApp(h.deps, { apiUrl: deadApi });
+    const server = http.createServer(mcp.handle);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const client = new Client({ name: 'dead-api', version: '0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`), {
+        requestInit: { headers: bearer(key) },
+      }));
+      const r = (await client.callTool({ name: 'list_channels', arguments: {} })) as Awaited<ReturnType<typeof call>>;
+      expect(r.isError).toBe(true);
+      expect(r.structuredContent).toMatchObject({
+        http_status: 500,
+        error: { code: 'internal', request_id: expect.stringMatching(/^mcp_/), status_url: 'http://web.test/status' },
+      });
+      expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+      await mcp.close();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
     }
   });
 });

@@ -60,7 +60,7 @@ export const fields = {
   channelId: z.string().min(1).max(80).describe('Channel id (`id` from list_channels), or a direct message id (from list_dms or open_dm).'),
   ts: z.string().regex(/^\d{1,12}\.\d{6}$/).describe("The message's `ts`, its id: seconds and microseconds, e.g. \"1718000000.000100\"."),
   limit: z.number().int().min(1).max(200).optional().describe('Items per page, 1..200 (default 50).'),
-  cursor: z.string().min(1).max(4096).optional().describe('`next_cursor` of the previous page; omit for the first page. `next_cursor: null` means there is no more.'),
+  cursor: z.string().min(1).max(2048).optional().describe('`next_cursor` of the previous page; omit for the first page. `next_cursor: null` means there is no more.'),
   idempotencyKey: z.guid().optional().describe('A UUID you choose: repeating the call with the same key within 24 hours returns the first result instead of creating a second object (sent as Idempotency-Key).'),
   clientRef: z.string().max(128).optional().describe('Your own reference (up to 128 characters), echoed back as `client_ref`.'),
   text: z.string().max(16384).describe('Message text, up to 16 KB. Mention someone with <@identity_id>; <!channel> and <!here> notify the channel.'),

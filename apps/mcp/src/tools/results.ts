@@ -17,7 +17,7 @@ function summary(tool: ToolDef, res: RestResponse): string {
     return `${tool.title}: ${body.data.length} item(s)${body.next_cursor ? '; more with cursor=' + body.next_cursor : '; no more pages'}.`;
   }
   const ids = body && typeof body === 'object'
-    ? ['id', 'ts', 'status'].filter((k) => typeof body[k] === 'string').map((k) => `${k} ${body[k]}`).join(', ')
+    ? ['id', 'delivery_id', 'ts', 'status'].filter((k) => typeof body[k] === 'string').map((k) => `${k} ${body[k]}`).join(', ')
     : '';
   const replayed = res.headers.get('idempotent-replayed') === 'true' ? ' (idempotent replay of the first result)' : '';
   return `${tool.title}: done (HTTP ${res.status})${ids ? `: ${ids}` : ''}${replayed}.`;
@@ -62,7 +62,12 @@ function errorResult(structured: { error: Record<string, unknown>; http_status: 
   return { isError: true, content: [{ type: 'text', text: head + retry }, { type: 'text', text: json(structured) }], structuredContent: structured };
 }
 
-/** An AppError raised before or instead of the REST call (bad arguments, API unreachable) as a tool error. */
-export function appErrorResult(err: AppError): CallToolResult {
-  return errorResult({ error: { code: err.code, message: err.message, ...err.extras }, http_status: err.status });
+/**
+ * An AppError raised before or instead of the REST call (bad arguments, API unreachable) as a
+ * tool error. A 5xx carries `request_id` and `status_url` like the REST surface's (spec: Errors).
+ */
+export function appErrorResult(err: AppError, fault?: { requestId: string; statusUrl: string }): CallToolResult {
+  const error: Record<string, unknown> = { code: err.code, message: err.message, ...err.extras };
+  if (err.status >= 500 && fault) Object.assign(error, { request_id: fault.requestId, status_url: fault.statusUrl });
+  return errorResult({ error, http_status: err.status });
 }

@@ -1,71 +1,78 @@
 import { z } from 'zod/v4';
-import { defineTool, fields, pageQuery, reads, seg, writes, type ToolDef } from './define';
+import { ENDPOINT_LIMITS, ENDPOINT_PAYLOAD_MODES, EVENT_TYPES } from '@teamchat/core';
+import { defineTool, destructive, fields, pageQuery, reads, seg, writes, type ToolDef } from './define';
 
 const WH = 'Webhooks' as const;
-const EVENTS = [
-  'message.posted', 'message.edited', 'message.deleted', 'thread.replied', 'mention', 'dm.received',
-  'channel.created', 'channel.deleted', 'reaction.added', 'reaction.removed', 'session.evicted',
-] as const;
 
-const endpointId = z.string().min(1).max(80).describe('Webhook endpoint id (`id` from list_webhooks).');
-const url = z.url().max(2048).describe('Public https URL of the receiver; private and link-local addresses are refused.');
-const events = z.array(z.enum(EVENTS)).min(1).describe('Events to send, at least one.');
-const channels = z.union([z.literal('all'), z.array(z.string().min(1).max(80)).min(1)])
-  .describe('"all", or a list of channel ids to cover.');
-const payload = z.enum(['pointers', 'text']).describe('"pointers" (ids only, the default) or "text" (adds message text and links).');
+// The register/change payload's rules are the REST route's (apps/api/src/routes/webhooks/endpoints.schemas.ts);
+// the event names are the events module's one list (EVENT_TYPES, which the route takes as SUBSCRIBABLE_EVENTS),
+// so a new event type reaches this schema by itself.
+const endpointId = z.string().min(1).max(80).describe('Webhook endpoint id (`id` from list_webhooks, "whe_…").');
+const url = z.url().max(ENDPOINT_LIMITS.urlMaxLength)
+  .describe('Public https URL of the receiver (up to 2,048 characters). Private, loopback and link-local addresses are refused (invalid_request, field url, with a reason).');
+const events = z.array(z.enum(EVENT_TYPES)).min(1).max(ENDPOINT_LIMITS.maxEvents)
+  .describe('Event names to send, at least one, no repeats. channel.created, channel.deleted and session.evicted can be subscribed to but are not sent yet; a test event reaches the endpoint whatever it lists.');
+const channels = z.union([z.literal('all'), z.array(z.string().min(1).max(80)).min(1).max(ENDPOINT_LIMITS.maxChannels)])
+  .describe('"all" (every channel and direct message), or a list of 1..500 channel ids (`id` from list_channels; direct messages are covered only by "all").');
+const payload = z.enum(ENDPOINT_PAYLOAD_MODES)
+  .describe('"pointers" (ids, timestamps, identities; never text; the default) or "text" (adds the message text and links).');
 const endpointPath = (id: string) => `/webhooks/${seg(id)}`;
 
 /** Outbound webhook endpoints and their delivery log (webhooks:manage: owners' and admins' credentials only). */
 export const webhookTools: ToolDef[] = [
   defineTool({
     name: 'list_webhooks', title: 'List webhook endpoints', toolset: WH, scope: 'webhooks:manage', method: 'GET', path: '/accounts/{accountId}/webhooks',
-    description: 'Lists the webhook endpoints with their health: enabled, disabled_reason, recent delivery results.',
+    description: 'Lists the webhook endpoints, oldest first, each with `enabled`, `disabled_reason` (awaiting_enable, manual, failing, gone, slow), `version`, and `health`: last_success_at, last_failure_at, success_rate_24h, attempts_24h, median_latency_ms, pending_count.',
     annotations: reads,
     input: { limit: fields.limit, cursor: fields.cursor },
     request: (a) => ({ method: 'GET', path: '/webhooks', query: pageQuery(a) }),
   }),
   defineTool({
     name: 'register_webhook', title: 'Register a webhook endpoint', toolset: WH, scope: 'webhooks:manage', method: 'POST', path: '/accounts/{accountId}/webhooks',
-    description: 'Registers a webhook endpoint. Through an agent it lands disabled (`awaiting_enable`): an owner or admin enables it on the dashboard, and its signing secret is revealed there.',
-    annotations: writes({ openWorldHint: true }),
-    input: { url, events, channels, payload: payload.optional(), client_ref: fields.clientRef, idempotency_key: fields.idempotencyKey },
+    description: 'Registers a webhook endpoint. Through this credential it lands disabled (`enabled: false`, `disabled_reason: awaiting_enable`, `secret_pending_reveal: true`) and delivers nothing: owners and admins are notified, and one of them enables it and reveals its signing secret on the dashboard (the secret is never returned here). Counts against the webhook endpoints per seat (budget_exceeded when full).',
+    annotations: writes(),
+    input: { url, events, channels, payload: payload.optional(), idempotency_key: fields.idempotencyKey },
     request: (a) => ({
-      method: 'POST', path: '/webhooks', body: { url: a.url, events: a.events, channels: a.channels, payload: a.payload, client_ref: a.client_ref },
+      method: 'POST', path: '/webhooks', body: { url: a.url, events: a.events, channels: a.channels, payload: a.payload },
       headers: { 'Idempotency-Key': a.idempotency_key },
     }),
   }),
   defineTool({
     name: 'update_webhook', title: 'Change a webhook endpoint', toolset: WH, scope: 'webhooks:manage', method: 'PATCH', path: '/accounts/{accountId}/webhooks/{endpointId}',
-    description: 'Changes an endpoint\'s URL, events, channels or payload mode, or disables it (`enabled: false`). Changing the URL or switching to "text" disables it until a person enables it again; `enabled: true` needs a person on the dashboard.',
-    annotations: writes({ idempotentHint: true, openWorldHint: true }),
+    description: 'Changes an endpoint\'s url, events, channels or payload mode, or disables it (`enabled: false`, reason manual). Give at least one field. Changing the url or switching payload to "text" disables it (`awaiting_enable`) until an owner or admin enables it again on the dashboard; disabling drops its pending deliveries. `enabled: true` is refused (forbidden, web_session_required).',
+    // Destructive: disabling, a new url or text mode drop the endpoint's open deliveries; repeating the same change changes nothing more.
+    annotations: destructive({ idempotentHint: true }),
     input: {
       endpoint_id: endpointId, url: url.optional(), events: events.optional(), channels: channels.optional(), payload: payload.optional(),
-      enabled: z.boolean().optional().describe('false disables the endpoint; true is refused through a credential (web_session_required).'),
+      enabled: z.boolean().optional().describe('false disables the endpoint (reason manual); true is refused through a credential (forbidden, web_session_required): a person enables it on the dashboard.'),
+      version: z.number().int().min(1).optional()
+        .describe("The endpoint's `version` when you read it (list_webhooks); if it has changed since, the change is refused with stale (sent as If-Match)."),
     },
     request: (a) => ({
       method: 'PATCH', path: endpointPath(a.endpoint_id),
       body: { url: a.url, events: a.events, channels: a.channels, payload: a.payload, enabled: a.enabled },
+      headers: { 'If-Match': a.version === undefined ? undefined : `"${a.version}"` },
     }),
   }),
   defineTool({
     name: 'send_webhook_test', title: 'Send a test event', toolset: WH, scope: 'webhooks:manage', method: 'POST', path: '/accounts/{accountId}/webhooks/{endpointId}/test',
-    description: 'Delivers a `test` event to the endpoint now and returns the delivery result (never retried; 10 per minute per endpoint).',
+    description: 'Delivers a signed `test` event to the endpoint now (disabled endpoints too) and returns the result: delivery_id, status (delivered or failed), response_status, latency_ms, error. Never retried; costs one call unit of the endpoint creator\'s seat; 10 per minute per endpoint (rate_limited with retry_after).',
     annotations: writes({ openWorldHint: true }),
     input: { endpoint_id: endpointId },
     request: (a) => ({ method: 'POST', path: `${endpointPath(a.endpoint_id)}/test`, body: {} }),
   }),
   defineTool({
     name: 'list_webhook_deliveries', title: 'Read the delivery log', toolset: WH, scope: 'webhooks:manage', method: 'GET', path: '/accounts/{accountId}/webhooks/{endpointId}/deliveries',
-    description: "Reads an endpoint's delivery log (30 days): each attempt's status (pending, delivered, retrying, failed, dead), attempt number, event id and next_retry_at.",
+    description: "Reads an endpoint's delivery log (kept 30 days), newest first, one entry per attempt: id, event_id, event_type, kind (event, test, replay), attempt, status (pending, delivered, retrying, failed, dead), next_retry_at, response_status, latency_ms, error.",
     annotations: reads,
     input: { endpoint_id: endpointId, limit: fields.limit, cursor: fields.cursor },
     request: (a) => ({ method: 'GET', path: `${endpointPath(a.endpoint_id)}/deliveries`, query: pageQuery(a) }),
   }),
   defineTool({
     name: 'replay_webhook_delivery', title: 'Replay a delivery', toolset: WH, scope: 'webhooks:manage', method: 'POST', path: '/accounts/{accountId}/webhooks/{endpointId}/deliveries/{deliveryId}/replay',
-    description: 'Sends a logged delivery again (any status, dead included): exactly the body sent the first time, same event id. 60 per hour per endpoint.',
+    description: 'Sends a logged delivery again now, whatever its status (dead included): a new delivery with exactly the body sent the first time and the same event id. Returns delivery_id, status, response_status, latency_ms, error, next_retry_at. One attempt (dead if it fails); 60 per hour per endpoint (rate_limited with retry_after).',
     annotations: writes({ openWorldHint: true }),
-    input: { endpoint_id: endpointId, delivery_id: z.string().min(1).max(80).describe('Delivery id (`id` from list_webhook_deliveries).') },
+    input: { endpoint_id: endpointId, delivery_id: z.string().min(1).max(80).describe('Delivery id (`id` from list_webhook_deliveries, "dlv_…").') },
     request: (a) => ({ method: 'POST', path: `${endpointPath(a.endpoint_id)}/deliveries/${seg(a.delivery_id)}/replay`, body: {} }),
   }),
 ];
