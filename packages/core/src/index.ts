@@ -34,6 +34,5 @@ export * from './webhooks/delivery';
 export * from './webhooks/endpoints';
 export * from './notifications';
 export * from './mcp/session-header';
-export * from './mcp/session-evicted';
 export * from './metrics';
 export * from './ops';

@@ -1,6 +1,6 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { recordSessionEvicted, type Deps, type MessageSession } from '@teamchat/core';
+import { recordEvents, sessionEvictedEvent, type Deps, type MessageSession } from '@teamchat/core';
 import { SeatCap, type SessionRecord } from './seat-cap';
 
 /** An MCP session held by this process. */
@@ -62,21 +62,20 @@ export class SessionRegistry {
     this.live.set(s.id, s);
     const evicted = await this.seats.open(s.id, recordOf(s), cap);
     if (evicted.length === 0) return;
-    await this.deps.database.db.transaction(async (tx) => {
-      for (const e of evicted) {
-        const r = e.record;
-        await recordSessionEvicted(tx, {
-          accountId: s.accountId,
-          userId: s.userId,
-          identityId: r?.identity_id ?? '',
-          credentialId: r?.credential_id ?? '',
-          session: { client: r?.client ?? '', version: r?.version ?? '' },
-          openedAt: r ? new Date(r.opened_at) : this.deps.now(),
-          lastUsedAt: r ? new Date(r.last_used_at) : this.deps.now(),
-          cap,
-        });
-      }
-    });
+    // The `session.evicted` rows (subscribable, not sent), one per evicted session, in one transaction.
+    await this.deps.database.db.transaction((tx) => recordEvents(tx, evicted.map((e) => {
+      const r = e.record;
+      return sessionEvictedEvent({
+        accountId: s.accountId,
+        userId: s.userId,
+        identityId: r?.identity_id ?? '',
+        credentialId: r?.credential_id ?? '',
+        session: { client: r?.client ?? '', version: r?.version ?? '' },
+        openedAt: r ? new Date(r.opened_at) : this.deps.now(),
+        lastUsedAt: r ? new Date(r.last_used_at) : this.deps.now(),
+        cap,
+      });
+    })));
     for (const e of evicted) {
       this.deps.logger.info('mcp session evicted', { account_id: s.accountId, user_id: s.userId, cap, session_ref: e.id.slice(0, 8) });
       const local = this.live.get(e.id);

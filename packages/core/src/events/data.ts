@@ -109,7 +109,29 @@ export function channelDeletedEvent(input: { accountId: string; channelId: strin
   return { type: 'channel.deleted', accountId: input.accountId, data: { channel: { id: input.channelId, kind: 'channel' }, by: input.by } };
 }
 
-/** session.evicted (recorded, not sent: spec Events rule 1). Nothing evicts sessions yet. */
-export function sessionEvictedEvent(input: { accountId: string; sessionId: string; userId: string; identityId: string | null }): EventInput {
-  return { type: 'session.evicted', accountId: input.accountId, data: { session_id: input.sessionId, user_id: input.userId, identity: input.identityId } };
+/**
+ * session.evicted (recorded, not sent: spec Events rule 1): a seat's MCP session cap evicted its
+ * least recently used session. Not about a channel, so the row's `channel_id` is null.
+ */
+export function sessionEvictedEvent(input: {
+  accountId: string;
+  /** the seat whose cap was reached */
+  userId: string;
+  /** the evicted session: who it acted as, through which credential, from which client */
+  identityId: string;
+  credentialId: string;
+  session: MessageSession;
+  openedAt: Date;
+  lastUsedAt: Date;
+  /** the seat's cap that was reached */
+  cap: number;
+}): EventInput {
+  return {
+    type: 'session.evicted',
+    accountId: input.accountId,
+    data: {
+      user_id: input.userId, identity_id: input.identityId, credential_id: input.credentialId, session: input.session,
+      opened_at: input.openedAt.toISOString(), last_used_at: input.lastUsedAt.toISOString(), reason: 'seat_session_cap', cap: input.cap,
+    },
+  };
 }

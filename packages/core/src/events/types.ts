@@ -89,7 +89,10 @@ export interface EventDataByType {
   'reaction.removed': MessagePointers & { emoji: string; by: string };
   'channel.created': { channel: ChannelRef; by: string };
   'channel.deleted': { channel: ChannelRef; by: string };
-  'session.evicted': { session_id: string; user_id: string; identity: string | null };
+  'session.evicted': {
+    user_id: string; identity_id: string; credential_id: string; session: MessageSession;
+    opened_at: string; last_used_at: string; reason: 'seat_session_cap'; cap: number;
+  };
 }
 
 export type EventData = EventDataByType[RowEventType];
