@@ -3,10 +3,12 @@
  * account of the path in the same statement (spec: Authentication rules 3 and 7 still hold:
  * revocation at once, not_a_member, scopes).
  */
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { revokeCredential } from '@teamchat/core';
 import { bearer, newAccount, newKey, signInWeb, startHarness, type Harness } from '../../../../test/support/harness';
 import { queriesDuring } from '../../../../test/support/round-trips';
+import { makeChannel, memberCaller, messagingAccount, post } from '../../../../test/support/messaging';
 
 let h: Harness;
 beforeAll(async () => { h = await startHarness({ limitsEnabled: false }); });
@@ -46,4 +48,42 @@ test('spec Authentication 3 and 7 still hold on the one query: revoked at once, 
   const id = list.body.data.find((k: { id: string; scopes: string[] }) => k.scopes.includes('account:manage')).id;
   await h.deps.database.db.transaction((tx) => revokeCredential(tx, { accountId: a.accountId, credentialId: id }));
   expect((await request(h.api).get(`/accounts/${a.accountId}`).set(bearer(key))).status).toBe(401);
+});
+
+describe('issue 10: round trips of a post', () => {
+  test('without an Idempotency-Key: THREE queries (authentication, facts, the post), no BEGIN/COMMIT — reply, mention and DM alike', async () => {
+    const a = await messagingAccount(h);
+    const bob = await memberCaller(h, a.accountId);
+    const ch = await makeChannel(a.ownerApi);
+    const root = await post(a.ownerApi, ch, { text: 'warm-up' });
+    const dm = (await a.ownerApi.post('/dms', { members: [bob.identityId] }).expect(201)).body.id as string;
+    for (const [channelId, body] of [
+      [ch, { text: `hi <@${bob.identityId}> <!here>`, client_ref: 'x' }],
+      [ch, { text: 'a reply', thread_ts: root.ts }],
+      [dm, { text: 'psst' }],
+    ] as const) {
+      const sent = await queriesDuring(async () => expect((await a.ownerApi.post(`/channels/${channelId}/messages`, body)).status).toBe(201));
+      expect(sent).toEqual(['auth_credential', 'post_message_facts', 'post_message']);
+    }
+    // Refusals cost no write: not a member, unknown thread.
+    const outsider = await memberCaller(h, a.accountId);
+    await outsider.get('/channels'); // a key's first use stamps last_used_at (once a minute)
+    const refused = await queriesDuring(async () => expect((await outsider.post(`/channels/${ch}/messages`, { text: 'x' })).body.error.code).toBe('not_a_member'));
+    expect(refused).toEqual(['auth_credential', 'post_message_facts']);
+  });
+
+  test('with an Idempotency-Key: the claim, the post and the stored answer in ONE transaction; a replay never posts', async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
+    const key = randomUUID();
+    const sent = await queriesDuring(async () => expect((await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'k' }).set('Idempotency-Key', key)).status).toBe(201));
+    const begin = sent.findIndex((q) => /^begin/i.test(q));
+    const commit = sent.findIndex((q) => /^commit/i.test(q));
+    const claim = sent.findIndex((q) => /insert into "idempotency_keys"/i.test(q));
+    const save = sent.findIndex((q) => /update "idempotency_keys"/i.test(q));
+    expect(begin).toBeGreaterThan(0);
+    expect(begin < claim && claim < sent.indexOf('post_message_facts') && sent.indexOf('post_message') < save && save < commit).toBe(true);
+    const replay = await queriesDuring(async () => expect((await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'k' }).set('Idempotency-Key', key)).headers['idempotent-replayed']).toBe('true'));
+    expect(replay.filter((q) => q.startsWith('post_message'))).toEqual([]);
+  });
 });
