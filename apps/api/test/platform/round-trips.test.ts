@@ -5,12 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { revokeCredential } from '@teamchat/core';
+import { forgetPostFacts, revokeCredential } from '@teamchat/core';
+import { eq, messages } from '@teamchat/db';
 import { bearer, newAccount, newKey, signInWeb, startHarness, type Harness } from '../../../../test/support/harness';
 import { queriesDuring } from '../../../../test/support/round-trips';
 import { makeChannel, memberCaller, messagingAccount, post } from '../../../../test/support/messaging';
 
 let h: Harness;
+const db = () => h.deps.database.db;
 beforeAll(async () => { h = await startHarness({ limitsEnabled: false }); });
 afterAll(async () => { await h.close(); });
 
@@ -51,31 +53,47 @@ test('spec Authentication 3 and 7 still hold on the one query: revoked at once, 
 });
 
 describe('issue 10: round trips of a post', () => {
-  test('without an Idempotency-Key: THREE queries (authentication, facts, the post), no BEGIN/COMMIT — reply, mention and DM alike', async () => {
+  const POST = ['auth_credential', 'post_message_facts', 'post_message'];
+  test('without an Idempotency-Key: THREE queries (authentication, facts, the post) and no BEGIN/COMMIT; TWO once the facts are known', async () => {
     const a = await messagingAccount(h);
     const bob = await memberCaller(h, a.accountId);
     const ch = await makeChannel(a.ownerApi);
     const root = await post(a.ownerApi, ch, { text: 'warm-up' });
     const dm = (await a.ownerApi.post('/dms', { members: [bob.identityId] }).expect(201)).body.id as string;
-    for (const [channelId, body] of [
-      [ch, { text: `hi <@${bob.identityId}> <!here>`, client_ref: 'x' }],
-      [ch, { text: 'a reply', thread_ts: root.ts }],
-      [dm, { text: 'psst' }],
-    ] as const) {
-      const sent = await queriesDuring(async () => expect((await a.ownerApi.post(`/channels/${channelId}/messages`, body)).status).toBe(201));
-      expect(sent).toEqual(['auth_credential', 'post_message_facts', 'post_message']);
-    }
-    // Refusals cost no write: not a member, unknown thread.
+    forgetPostFacts();
+    const sends = async (channelId: string, body: object) =>
+      queriesDuring(async () => expect((await a.ownerApi.post(`/channels/${channelId}/messages`, body)).status).toBe(201));
+    const mention = { text: `hi <@${bob.identityId}> <!here>`, client_ref: 'x' };
+    expect(await sends(ch, mention)).toEqual(POST);
+    // The channel's kind and the mentioned identity are now known (they never change): no read.
+    expect(await sends(ch, mention)).toEqual(['auth_credential', 'post_message']);
+    expect(await sends(ch, { text: 'plain' })).toEqual(['auth_credential', 'post_message']);
+    // An identity not known yet, or a reply (its root is always read), reads the facts.
+    expect(await sends(ch, { text: `hi <@${a.owner.identityId}>` })).toEqual(POST);
+    expect(await sends(ch, { text: 'a reply', thread_ts: root.ts })).toEqual(POST);
+    expect(await sends(ch, { text: 'another reply', thread_ts: root.ts })).toEqual(POST);
+    // A DM: its members are fixed, so known after the first post.
+    expect(await sends(dm, { text: 'psst' })).toEqual(POST);
+    expect(await sends(dm, { text: 'psst again' })).toEqual(['auth_credential', 'post_message']);
+  });
+
+  test('refusals write nothing: a non-member is refused by the facts, or, when they are known, by the post statement and then explained', async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
     const outsider = await memberCaller(h, a.accountId);
     await outsider.get('/channels'); // a key's first use stamps last_used_at (once a minute)
-    const refused = await queriesDuring(async () => expect((await outsider.post(`/channels/${ch}/messages`, { text: 'x' })).body.error.code).toBe('not_a_member'));
-    expect(refused).toEqual(['auth_credential', 'post_message_facts']);
+    forgetPostFacts();
+    const refused = () => queriesDuring(async () => expect((await outsider.post(`/channels/${ch}/messages`, { text: 'x' })).body.error.code).toBe('not_a_member'));
+    expect(await refused()).toEqual(['auth_credential', 'post_message_facts']);
+    expect(await refused()).toEqual(['auth_credential', 'post_message', 'post_message_facts']);
+    expect((await db().select().from(messages).where(eq(messages.channelId, ch)))).toEqual([]);
   });
 
   test('with an Idempotency-Key: the claim, the post and the stored answer in ONE transaction; a replay never posts', async () => {
     const a = await messagingAccount(h);
     const ch = await makeChannel(a.ownerApi);
     const key = randomUUID();
+    forgetPostFacts();
     const sent = await queriesDuring(async () => expect((await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'k' }).set('Idempotency-Key', key)).status).toBe(201));
     const begin = sent.findIndex((q) => /^begin/i.test(q));
     const commit = sent.findIndex((q) => /^commit/i.test(q));

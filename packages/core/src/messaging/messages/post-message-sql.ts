@@ -16,8 +16,8 @@ export interface PostFacts {
   root_author: string | null;
   /** the mentioned ids that are identities of the account (any order) */
   mentioned: string[];
-  /** a DM's members other than the poster, in the order they were added; empty for a channel */
-  dm_others: string[];
+  /** a DM's members, in the order they were added (fixed when it is opened); empty for a channel */
+  dm_members: string[];
 }
 
 /**
@@ -32,9 +32,8 @@ export const postFacts = statement<PostFacts>('post_message_facts', `
          CASE WHEN cardinality($5::text[]) = 0 THEN '{}'::text[]
               ELSE ARRAY(SELECT i.id FROM identities i WHERE i.account_id = $2::text AND i.id = ANY ($5::text[])) END AS mentioned,
          CASE WHEN c.kind = 'dm'
-              THEN ARRAY(SELECT cm.identity_id FROM channel_members cm
-                          WHERE cm.channel_id = c.id AND cm.identity_id <> $3::text ORDER BY cm.seq)
-              ELSE '{}'::text[] END AS dm_others
+              THEN ARRAY(SELECT cm.identity_id FROM channel_members cm WHERE cm.channel_id = c.id ORDER BY cm.seq)
+              ELSE '{}'::text[] END AS dm_members
     FROM channels c
     LEFT JOIN LATERAL (
       SELECT m.ts_micros, m.author_identity_id

@@ -5,6 +5,7 @@ import type { Attachment } from '../content';
 import { eventRows, messagePostedEvents, type MessageSession } from '../../events';
 import { parseMentions } from '../mentions';
 import type { MessageRow } from '../views';
+import { knownPostFacts, rememberPostFacts } from './post-facts-cache';
 import { postFacts, postWrite } from './post-message-sql';
 
 export interface PostMessageInput {
@@ -26,7 +27,9 @@ const badThread = () => errors.invalid('thread_ts does not name a message in thi
  * Posts a message in two statements (issue 10), on the database or in the caller's transaction:
  *
  * 1. `post_message_facts` (read-only, no lock): the channel's kind, the caller's membership, the
- *    thread's root and its author, which mentioned identities exist, a DM's other members;
+ *    thread's root and its author, which mentioned identities exist, a DM's members; skipped
+ *    for a top-level post when every one of these facts is immutable and already known to this
+ *    process (post-facts-cache.ts);
  * 2. the rows of the post are built here, by the events module, from those facts; then
  *    `post_message`, ONE statement and so atomic on its own: it allocates the ts under the
  *    channel row's lock (membership checked again in the same UPDATE), bumps the root's reply
@@ -37,14 +40,35 @@ const badThread = () => errors.invalid('thread_ts does not name a message in thi
  * Events: exactly one message.posted; thread.replied for a reply; one mention per mentioned
  * identity (not the author) or one broadcast mention; dm.received per other DM member.
  */
+/** The facts a post is built from (post_message_facts, or what this process already knows of them). */
+interface Facts {
+  kind: string;
+  rootTs: string | null;
+  rootAuthor: string | null;
+  /** the mentioned ids that are identities of the account */
+  mentioned: string[];
+  dmMembers: string[];
+}
+
+async function readFacts(ex: Executor, actor: Actor, channelId: string, thread: string | null, mentionIds: string[]): Promise<Facts> {
+  const [row] = await runStatement(ex, postFacts, [channelId, actor.accountId, actor.identityId, thread, mentionIds]);
+  if (!row) throw errors.notFound('channel');
+  rememberPostFacts({ accountId: actor.accountId, channelId, kind: row.kind, dmMembers: row.dm_members, mentioned: row.mentioned });
+  if (!row.member) throw noAccess(row.kind);
+  if (thread !== null && row.root_ts === null) throw badThread();
+  return { kind: row.kind, rootTs: row.root_ts, rootAuthor: row.root_author, mentioned: row.mentioned, dmMembers: row.dm_members };
+}
+
 export async function postMessage(ex: Executor, input: PostMessageInput): Promise<MessageRow> {
   const { actor, channelId } = input;
   const parsed = parseMentions(input.text);
   const thread = input.threadTsMicros === undefined ? null : input.threadTsMicros.toString();
-  const [facts] = await runStatement(ex, postFacts, [channelId, actor.accountId, actor.identityId, thread, parsed.identityIds]);
-  if (!facts) throw errors.notFound('channel');
-  if (!facts.member) throw noAccess(facts.kind);
-  if (thread !== null && facts.root_ts === null) throw badThread();
+  // A top-level post whose facts are all known (and immutable) skips the read; membership is
+  // checked by the post statement either way.
+  const known = thread === null ? knownPostFacts(actor.accountId, channelId, parsed.identityIds) : undefined;
+  const facts: Facts = known
+    ? { kind: known.kind, rootTs: null, rootAuthor: null, mentioned: parsed.identityIds, dmMembers: known.dmMembers }
+    : await readFacts(ex, actor, channelId, thread, parsed.identityIds);
 
   // Keep the order of first appearance in the text.
   const mentions = facts.mentioned.length === parsed.identityIds.length
@@ -58,7 +82,7 @@ export async function postMessage(ex: Executor, input: PostMessageInput): Promis
     text: input.text,
     attachments: input.attachments ?? [],
     links: input.links ?? [],
-    threadTsMicros: facts.root_ts === null ? null : BigInt(facts.root_ts),
+    threadTsMicros: facts.rootTs === null ? null : BigInt(facts.rootTs),
     replyCount: 0,
     mentions,
     broadcast: parsed.broadcast !== null,
@@ -69,18 +93,23 @@ export async function postMessage(ex: Executor, input: PostMessageInput): Promis
     editedAt: null,
   };
   const rows = eventRows(messagePostedEvents({
-    message: draft, kind: facts.kind, parentAuthor: facts.root_author, broadcast: parsed.broadcast, dmRecipients: facts.dm_others,
+    message: draft, kind: facts.kind, parentAuthor: facts.rootAuthor, broadcast: parsed.broadcast,
+    dmRecipients: facts.dmMembers.filter((id) => id !== actor.identityId),
   }));
 
   const [out] = await runStatement(ex, postWrite, [
-    channelId, actor.accountId, actor.identityId, facts.root_ts, draft.text,
+    channelId, actor.accountId, actor.identityId, facts.rootTs, draft.text,
     JSON.stringify(draft.attachments), JSON.stringify(draft.links), mentions, draft.broadcast, draft.clientRef,
     draft.session === null ? null : JSON.stringify(draft.session),
     JSON.stringify(rows.map((r) => [r.id, r.type, r.channelId, r.data])),
   ]);
-  // No ts taken: the membership re-check under the lock failed. A ts but no message: the thread's
-  // root went away since the facts were read (the channel's counter moved; nothing else was written).
-  if (!out.locked) throw noAccess(facts.kind);
+  if (!out.locked) {
+    // No ts taken: not a member (the facts say which error, read now if they were known).
+    if (known) await readFacts(ex, actor, channelId, thread, parsed.identityIds);
+    throw noAccess(facts.kind);
+  }
+  // A ts but no message: the thread's root went away since the facts were read (the channel's
+  // counter moved; nothing else was written).
   if (out.ts_micros === null) throw badThread();
   return {
     ...draft,
@@ -91,3 +120,5 @@ export async function postMessage(ex: Executor, input: PostMessageInput): Promis
     createdAt: out.created_at as Date,
   };
 }
+
+export { forgetPostFacts } from './post-facts-cache';
