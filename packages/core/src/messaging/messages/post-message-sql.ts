@@ -2,7 +2,8 @@ import { statement } from '@teamchat/db';
 
 /**
  * The two named statements of a post (issue 10; see post-message.ts for how they are used).
- * A post costs them plus authentication: three round trips, no BEGIN/COMMIT.
+ * A post costs them plus authentication: three round trips (two when the facts are already known,
+ * post-facts-cache.ts), no BEGIN/COMMIT without an Idempotency-Key.
  */
 
 /** `ts` in microseconds formatted as formatTs does: "<seconds>.<6 digits>". */

@@ -23,23 +23,6 @@ export interface PostMessageInput {
 const noAccess = (kind: string) => (kind === 'dm' ? errors.notFound('channel') : errors.notAMember('channel'));
 const badThread = () => errors.invalid('thread_ts does not name a message in this channel.', { field: 'thread_ts' });
 
-/**
- * Posts a message in two statements (issue 10), on the database or in the caller's transaction:
- *
- * 1. `post_message_facts` (read-only, no lock): the channel's kind, the caller's membership, the
- *    thread's root and its author, which mentioned identities exist, a DM's members; skipped
- *    for a top-level post when every one of these facts is immutable and already known to this
- *    process (post-facts-cache.ts);
- * 2. the rows of the post are built here, by the events module, from those facts; then
- *    `post_message`, ONE statement and so atomic on its own: it allocates the ts under the
- *    channel row's lock (membership checked again in the same UPDATE), bumps the root's reply
- *    count, inserts the message and its event rows (only their `ts` is filled in by SQL). The
- *    outbox rows commit with the message or not at all, and the lock is held to commit, so ts
- *    order is commit order.
- *
- * Events: exactly one message.posted; thread.replied for a reply; one mention per mentioned
- * identity (not the author) or one broadcast mention; dm.received per other DM member.
- */
 /** The facts a post is built from (post_message_facts, or what this process already knows of them). */
 interface Facts {
   kind: string;
@@ -59,6 +42,24 @@ async function readFacts(ex: Executor, actor: Actor, channelId: string, thread: 
   return { kind: row.kind, rootTs: row.root_ts, rootAuthor: row.root_author, mentioned: row.mentioned, dmMembers: row.dm_members };
 }
 
+/**
+ * Posts a message in two statements (issue 10), on the database or in the caller's transaction:
+ *
+ * 1. `post_message_facts` (read-only, no lock): the channel's kind, the caller's membership, the
+ *    thread's root and its author, which mentioned identities exist, a DM's members; skipped
+ *    for a top-level post when the facts it needs (the kind, a DM's members, the mentioned
+ *    identities: none of them ever changes) are already known to this process
+ *    (post-facts-cache.ts), since membership is checked by the post statement anyway;
+ * 2. the rows of the post are built here, by the events module, from those facts; then
+ *    `post_message`, ONE statement and so atomic on its own: it allocates the ts under the
+ *    channel row's lock (membership checked again in the same UPDATE), bumps the root's reply
+ *    count, inserts the message and its event rows (only their `ts` is filled in by SQL). The
+ *    outbox rows commit with the message or not at all, and the lock is held to commit, so ts
+ *    order is commit order.
+ *
+ * Events: exactly one message.posted; thread.replied for a reply; one mention per mentioned
+ * identity (not the author) or one broadcast mention; dm.received per other DM member.
+ */
 export async function postMessage(ex: Executor, input: PostMessageInput): Promise<MessageRow> {
   const { actor, channelId } = input;
   const parsed = parseMentions(input.text);
