@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import Joi from 'joi';
 import { AppError, claimKey, deriveKey, requestHash, saveResponse, type Actor, type Deps } from '@teamchat/core';
-import type { Tx } from '@teamchat/db';
+import type { Executor, Tx } from '@teamchat/db';
 import { actorOf, depsOf, locals } from './locals';
 
 export interface CreateResult {
@@ -28,6 +28,12 @@ const uuid = Joi.string().guid();
 /** The key stored responses are sealed with (one HMAC: cheaper than the insert it guards). */
 const sealKeyOf = (deps: Deps): Buffer => deriveKey(deps.config.secretsKey, 'idempotency-response');
 
+/** The context of a use case that is atomic on its own (see `creatingAtomic`). */
+export interface AtomicCreateContext extends Omit<CreateContext, 'tx'> {
+  /** the database, or the transaction that also holds the Idempotency-Key record */
+  db: Executor;
+}
+
 /**
  * A creating POST: runs the use case in one transaction together with its Idempotency-Key
  * record (spec: Limits rule 4). A replay answers the stored status and body with
@@ -35,6 +41,20 @@ const sealKeyOf = (deps: Deps): Buffer => deriveKey(deps.config.secretsKey, 'ide
  * sealed (AES-GCM), since some carry a secret shown once.
  */
 export function creating(useCase: (ctx: CreateContext) => Promise<CreateResult>) {
+  return handler(useCase);
+}
+
+/**
+ * A creating POST whose use case is atomic on its own (its writes are one statement, e.g. a
+ * message post): without an Idempotency-Key it runs on the pool with no BEGIN/COMMIT (issue 10);
+ * with one it runs in a transaction with the key's record, exactly as `creating`.
+ */
+export function creatingAtomic(useCase: (ctx: AtomicCreateContext) => Promise<CreateResult>) {
+  return handler(({ tx, ...rest }) => useCase({ ...rest, db: tx }), useCase);
+}
+
+/** `withoutKey`: how to run the use case when no Idempotency-Key is sent, if not in a transaction. */
+function handler(useCase: (ctx: CreateContext) => Promise<CreateResult>, withoutKey?: (ctx: AtomicCreateContext) => Promise<CreateResult>) {
   return async (req: Request, res: Response): Promise<void> => {
     const deps = depsOf(req);
     const actor = actorOf(res);
@@ -42,6 +62,13 @@ export function creating(useCase: (ctx: CreateContext) => Promise<CreateResult>)
     const key = req.get('idempotency-key');
     if (key !== undefined && uuid.validate(key).error) {
       throw new AppError('invalid_request', 'Idempotency-Key must be a UUID.', { field: 'Idempotency-Key' });
+    }
+    if (key === undefined && withoutKey) {
+      const out = await withoutKey({ db: deps.database.db, deps, actor, body: valid.body, params: valid.params, req });
+      if (out.afterCommit) await out.afterCommit().catch((err: Error) => locals(res).log.warn('after-commit step failed', { error: err.message }));
+      if (out.headers) for (const [name, value] of Object.entries(out.headers)) res.setHeader(name, value);
+      res.status(out.status).json(out.body);
+      return;
     }
     const scope = key ? { userId: actor.userId, route: `POST ${req.baseUrl}${req.path}`, key: key.toLowerCase() } : null;
     let replayed = false;

@@ -3,12 +3,16 @@
  * account of the path in the same statement (spec: Authentication rules 3 and 7 still hold:
  * revocation at once, not_a_member, scopes).
  */
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { revokeCredential } from '@teamchat/core';
+import { forgetPostFacts, revokeCredential } from '@teamchat/core';
+import { eq, messages } from '@teamchat/db';
 import { bearer, newAccount, newKey, signInWeb, startHarness, type Harness } from '../../../../test/support/harness';
 import { queriesDuring } from '../../../../test/support/round-trips';
+import { makeChannel, memberCaller, messagingAccount, post } from '../../../../test/support/messaging';
 
 let h: Harness;
+const db = () => h.deps.database.db;
 beforeAll(async () => { h = await startHarness({ limitsEnabled: false }); });
 afterAll(async () => { await h.close(); });
 
@@ -46,4 +50,58 @@ test('spec Authentication 3 and 7 still hold on the one query: revoked at once, 
   const id = list.body.data.find((k: { id: string; scopes: string[] }) => k.scopes.includes('account:manage')).id;
   await h.deps.database.db.transaction((tx) => revokeCredential(tx, { accountId: a.accountId, credentialId: id }));
   expect((await request(h.api).get(`/accounts/${a.accountId}`).set(bearer(key))).status).toBe(401);
+});
+
+describe('issue 10: round trips of a post', () => {
+  const POST = ['auth_credential', 'post_message_facts', 'post_message'];
+  test('without an Idempotency-Key: THREE queries (authentication, facts, the post) and no BEGIN/COMMIT; TWO once the facts are known', async () => {
+    const a = await messagingAccount(h);
+    const bob = await memberCaller(h, a.accountId);
+    const ch = await makeChannel(a.ownerApi);
+    const root = await post(a.ownerApi, ch, { text: 'warm-up' });
+    const dm = (await a.ownerApi.post('/dms', { members: [bob.identityId] }).expect(201)).body.id as string;
+    forgetPostFacts();
+    const sends = async (channelId: string, body: object) =>
+      queriesDuring(async () => expect((await a.ownerApi.post(`/channels/${channelId}/messages`, body)).status).toBe(201));
+    const mention = { text: `hi <@${bob.identityId}> <!here>`, client_ref: 'x' };
+    expect(await sends(ch, mention)).toEqual(POST);
+    // The channel's kind and the mentioned identity are now known (they never change): no read.
+    expect(await sends(ch, mention)).toEqual(['auth_credential', 'post_message']);
+    expect(await sends(ch, { text: 'plain' })).toEqual(['auth_credential', 'post_message']);
+    // An identity not known yet, or a reply (its root is always read), reads the facts.
+    expect(await sends(ch, { text: `hi <@${a.owner.identityId}>` })).toEqual(POST);
+    expect(await sends(ch, { text: 'a reply', thread_ts: root.ts })).toEqual(POST);
+    expect(await sends(ch, { text: 'another reply', thread_ts: root.ts })).toEqual(POST);
+    // A DM: its members are fixed, so known after the first post.
+    expect(await sends(dm, { text: 'psst' })).toEqual(POST);
+    expect(await sends(dm, { text: 'psst again' })).toEqual(['auth_credential', 'post_message']);
+  });
+
+  test('refusals write nothing: a non-member is refused by the facts, or, when they are known, by the post statement and then explained', async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
+    const outsider = await memberCaller(h, a.accountId);
+    await outsider.get('/channels'); // a key's first use stamps last_used_at (once a minute)
+    forgetPostFacts();
+    const refused = () => queriesDuring(async () => expect((await outsider.post(`/channels/${ch}/messages`, { text: 'x' })).body.error.code).toBe('not_a_member'));
+    expect(await refused()).toEqual(['auth_credential', 'post_message_facts']);
+    expect(await refused()).toEqual(['auth_credential', 'post_message', 'post_message_facts']);
+    expect((await db().select().from(messages).where(eq(messages.channelId, ch)))).toEqual([]);
+  });
+
+  test('with an Idempotency-Key: the claim, the post and the stored answer in ONE transaction; a replay never posts', async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
+    const key = randomUUID();
+    forgetPostFacts();
+    const sent = await queriesDuring(async () => expect((await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'k' }).set('Idempotency-Key', key)).status).toBe(201));
+    const begin = sent.findIndex((q) => /^begin/i.test(q));
+    const commit = sent.findIndex((q) => /^commit/i.test(q));
+    const claim = sent.findIndex((q) => /insert into "idempotency_keys"/i.test(q));
+    const save = sent.findIndex((q) => /update "idempotency_keys"/i.test(q));
+    expect(begin).toBeGreaterThan(0);
+    expect(begin < claim && claim < sent.indexOf('post_message_facts') && sent.indexOf('post_message') < save && save < commit).toBe(true);
+    const replay = await queriesDuring(async () => expect((await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'k' }).set('Idempotency-Key', key)).headers['idempotent-replayed']).toBe('true'));
+    expect(replay.filter((q) => q.startsWith('post_message'))).toEqual([]);
+  });
 });

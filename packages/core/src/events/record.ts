@@ -1,6 +1,26 @@
 import { events, type Executor } from '@teamchat/db';
 import { newId } from '../ids';
-import type { EventInput } from './types';
+import type { EventData, EventInput, RowEventType } from './types';
+
+/** One outbox row as written: a new id, and the channel taken from the event's data. */
+export interface EventRowValues {
+  id: string;
+  accountId: string;
+  type: RowEventType;
+  channelId: string | null;
+  data: EventData;
+}
+
+/** The rows recordEvents writes (also for a use case that writes them inside one statement of its own). */
+export function eventRows(inputs: EventInput[]): EventRowValues[] {
+  return inputs.map((e) => ({
+    id: newId('event'),
+    accountId: e.accountId,
+    type: e.type,
+    channelId: 'channel' in e.data ? e.data.channel.id : null,
+    data: e.data,
+  }));
+}
 
 /**
  * The outbox writer: inserts the events in the caller's transaction, so they exist exactly
@@ -8,13 +28,7 @@ import type { EventInput } from './types';
  */
 export async function recordEvents(tx: Executor, inputs: EventInput[]): Promise<string[]> {
   if (inputs.length === 0) return [];
-  const rows = inputs.map((e) => ({
-    id: newId('event'),
-    accountId: e.accountId,
-    type: e.type,
-    channelId: 'channel' in e.data ? e.data.channel.id : null,
-    data: e.data,
-  }));
+  const rows = eventRows(inputs);
   await tx.insert(events).values(rows);
   return rows.map((r) => r.id);
 }

@@ -1,5 +1,5 @@
 import { and, channelMembers, channels, eq, sql, type Executor } from '@teamchat/db';
-import { AppError, errors } from '../errors';
+import { errors } from '../errors';
 import type { Actor } from '../principal';
 import { isManager } from '../scopes';
 
@@ -38,14 +38,4 @@ export async function loadChannel(
   if (channel.kind === 'dm') throw errors.notFound('channel');
   if (need === 'meta' && isManager(actor.role)) return { channel, member };
   throw errors.notAMember('channel');
-}
-
-/** Tells why `allocateTs` found nothing: unknown channel (404), hidden DM (404) or not a member (403). */
-export async function explainNoAccess(db: Executor, actor: Actor, channelId: string): Promise<AppError> {
-  const [channel] = await db
-    .select({ kind: channels.kind })
-    .from(channels)
-    .where(and(eq(channels.id, channelId), eq(channels.accountId, actor.accountId)));
-  if (!channel || channel.kind === 'dm') return errors.notFound('channel');
-  return errors.notAMember('channel');
 }

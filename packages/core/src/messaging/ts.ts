@@ -1,4 +1,3 @@
-import { sql, type Executor } from '@teamchat/db';
 import { errors } from '../errors';
 
 /**
@@ -19,25 +18,5 @@ export function parseTs(ts: string, field = 'ts'): bigint {
   return BigInt(m[1]) * MICROS + BigInt(m[2]);
 }
 
-/**
- * Allocates the next ts of a channel, under the channel row's lock: the wall clock in
- * microseconds, or one more than the last ts if the clock has not moved past it (same
- * microsecond, clock skew between API processes). The lock is held until commit, so ts order
- * is also commit order: a reader paging by ts never misses a message committed later with a
- * smaller ts. Only succeeds when `identityId` is a member; returns undefined otherwise (or
- * when the channel does not exist in the account) so the caller can tell which.
- */
-export async function allocateTs(
-  tx: Executor,
-  input: { accountId: string; channelId: string; identityId: string },
-): Promise<{ tsMicros: bigint; kind: string } | undefined> {
-  const result = await tx.execute<{ last_ts_micros: string; kind: string }>(sql`
-    UPDATE channels
-       SET last_ts_micros = GREATEST(last_ts_micros + 1, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint)
-     WHERE id = ${input.channelId}
-       AND account_id = ${input.accountId}
-       AND EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = ${input.channelId} AND m.identity_id = ${input.identityId})
- RETURNING last_ts_micros::text AS last_ts_micros, kind`);
-  const row = result.rows[0];
-  return row ? { tsMicros: BigInt(row.last_ts_micros), kind: row.kind } : undefined;
-}
+// Allocation (the next ts of a channel under its row lock, so ts order is commit order) is part of
+// the post's one statement: messages/post-message-sql.ts.

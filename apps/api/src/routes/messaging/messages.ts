@@ -6,7 +6,7 @@ import {
   toMessageView, type MessageView, type MessageWithReactions,
 } from '@teamchat/core';
 import { requireScope } from '../../http/account';
-import { creating } from '../../http/create';
+import { creatingAtomic } from '../../http/create';
 import { listRequest, sendPage } from '../../http/lists';
 import { mcpSessionOf } from '../../http/mcp-session';
 import { actorOf, depsOf, locals } from '../../http/locals';
@@ -55,8 +55,9 @@ export function messagesRouter(): Router {
   });
 
   router.post('/channels/:channelId/messages', write, validate({ params: channelParams, body: postBody }),
-    creating(async ({ tx, actor, body, params, req }) => {
-      const row = await postMessage(tx, {
+    // The post is one statement (post-message.ts): no transaction unless an Idempotency-Key needs one.
+    creatingAtomic(async ({ db, actor, body, params, req }) => {
+      const row = await postMessage(db, {
         actor,
         channelId: params.channelId,
         text: body.text,

@@ -1,12 +1,12 @@
-import { and, channelMembers, eq, identities, inArray, messages, ne, sql, type Executor } from '@teamchat/db';
+import { runStatement, type Executor } from '@teamchat/db';
 import { errors } from '../../errors';
 import type { Actor } from '../../principal';
-import { explainNoAccess } from '../access';
 import type { Attachment } from '../content';
-import { messagePostedEvents, recordEvents, type MessageSession } from '../../events';
+import { eventRows, messagePostedEvents, type MessageSession } from '../../events';
 import { parseMentions } from '../mentions';
-import { allocateTs } from '../ts';
 import type { MessageRow } from '../views';
+import { knownPostFacts, rememberPostFacts } from './post-facts-cache';
+import { postFacts, postWrite } from './post-message-sql';
 
 export interface PostMessageInput {
   actor: Actor;
@@ -20,67 +20,106 @@ export interface PostMessageInput {
   session?: MessageSession | null;
 }
 
-/**
- * Posts a message: a new ts under the channel's lock (membership checked in the same
- * statement), the message row, the thread root's reply count, and the events, all in the
- * caller's transaction: exactly one message.posted; thread.replied for a reply; one mention per
- * mentioned identity (not the author) or one broadcast mention; dm.received per other DM member.
- */
-export async function postMessage(tx: Executor, input: PostMessageInput): Promise<MessageRow> {
-  const { actor } = input;
-  // Work that needs no ts runs before the channel row is locked: the lock is held until commit.
-  const parsed = parseMentions(input.text);
-  const mentioned = parsed.identityIds.length
-    ? (await tx
-        .select({ id: identities.id })
-        .from(identities)
-        .where(and(eq(identities.accountId, actor.accountId), inArray(identities.id, parsed.identityIds)))).map((r) => r.id)
-    : [];
-  // Keep the order of first appearance in the text.
-  const mentions = parsed.identityIds.filter((id) => mentioned.includes(id));
+const noAccess = (kind: string) => (kind === 'dm' ? errors.notFound('channel') : errors.notAMember('channel'));
+const badThread = () => errors.invalid('thread_ts does not name a message in this channel.', { field: 'thread_ts' });
 
-  const allocated = await allocateTs(tx, { accountId: actor.accountId, channelId: input.channelId, identityId: actor.identityId });
-  if (!allocated) throw await explainNoAccess(tx, actor, input.channelId);
-  const { tsMicros, kind } = allocated;
-
-  let parent: { tsMicros: bigint; author: string } | null = null;
-  if (input.threadTsMicros !== undefined) {
-    const t = input.threadTsMicros;
-    const result = await tx.execute<{ ts_micros: string; author_identity_id: string }>(sql`
-      UPDATE messages SET reply_count = reply_count + 1
-       WHERE channel_id = ${input.channelId}
-         AND ts_micros = COALESCE((SELECT thread_ts_micros FROM messages WHERE channel_id = ${input.channelId} AND ts_micros = ${t.toString()}::bigint), ${t.toString()}::bigint)
-         AND thread_ts_micros IS NULL
-   RETURNING ts_micros::text AS ts_micros, author_identity_id`);
-    const row = result.rows[0];
-    if (!row) throw errors.invalid('thread_ts does not name a message in this channel.', { field: 'thread_ts' });
-    parent = { tsMicros: BigInt(row.ts_micros), author: row.author_identity_id };
-  }
-
-  const [message] = await tx
-    .insert(messages)
-    .values({
-      channelId: input.channelId,
-      tsMicros,
-      accountId: actor.accountId,
-      authorIdentityId: actor.identityId,
-      text: input.text,
-      attachments: input.attachments ?? [],
-      links: input.links ?? [],
-      threadTsMicros: parent?.tsMicros ?? null,
-      mentions,
-      broadcast: parsed.broadcast !== null,
-      clientRef: input.clientRef,
-      session: input.session ?? null,
-    })
-    .returning();
-
-  const dmOthers = kind === 'dm'
-    ? (await tx
-        .select({ id: channelMembers.identityId })
-        .from(channelMembers)
-        .where(and(eq(channelMembers.channelId, input.channelId), ne(channelMembers.identityId, actor.identityId)))).map((r) => r.id)
-    : [];
-  await recordEvents(tx, messagePostedEvents({ message, kind, parentAuthor: parent?.author ?? null, broadcast: parsed.broadcast, dmRecipients: dmOthers }));
-  return message;
+/** The facts a post is built from (post_message_facts, or what this process already knows of them). */
+interface Facts {
+  kind: string;
+  rootTs: string | null;
+  rootAuthor: string | null;
+  /** the mentioned ids that are identities of the account */
+  mentioned: string[];
+  dmMembers: string[];
 }
+
+async function readFacts(ex: Executor, actor: Actor, channelId: string, thread: string | null, mentionIds: string[]): Promise<Facts> {
+  const [row] = await runStatement(ex, postFacts, [channelId, actor.accountId, actor.identityId, thread, mentionIds]);
+  if (!row) throw errors.notFound('channel');
+  rememberPostFacts({ accountId: actor.accountId, channelId, kind: row.kind, dmMembers: row.dm_members, mentioned: row.mentioned });
+  if (!row.member) throw noAccess(row.kind);
+  if (thread !== null && row.root_ts === null) throw badThread();
+  return { kind: row.kind, rootTs: row.root_ts, rootAuthor: row.root_author, mentioned: row.mentioned, dmMembers: row.dm_members };
+}
+
+/**
+ * Posts a message in two statements (issue 10), on the database or in the caller's transaction:
+ *
+ * 1. `post_message_facts` (read-only, no lock): the channel's kind, the caller's membership, the
+ *    thread's root and its author, which mentioned identities exist, a DM's members; skipped
+ *    for a top-level post when the facts it needs (the kind, a DM's members, the mentioned
+ *    identities: none of them ever changes) are already known to this process
+ *    (post-facts-cache.ts), since membership is checked by the post statement anyway;
+ * 2. the rows of the post are built here, by the events module, from those facts; then
+ *    `post_message`, ONE statement and so atomic on its own: it allocates the ts under the
+ *    channel row's lock (membership checked again in the same UPDATE), bumps the root's reply
+ *    count, inserts the message and its event rows (only their `ts` is filled in by SQL). The
+ *    outbox rows commit with the message or not at all, and the lock is held to commit, so ts
+ *    order is commit order.
+ *
+ * Events: exactly one message.posted; thread.replied for a reply; one mention per mentioned
+ * identity (not the author) or one broadcast mention; dm.received per other DM member.
+ */
+export async function postMessage(ex: Executor, input: PostMessageInput): Promise<MessageRow> {
+  const { actor, channelId } = input;
+  const parsed = parseMentions(input.text);
+  const thread = input.threadTsMicros === undefined ? null : input.threadTsMicros.toString();
+  // A top-level post whose facts are all known (and immutable) skips the read; membership is
+  // checked by the post statement either way.
+  const known = thread === null ? knownPostFacts(actor.accountId, channelId, parsed.identityIds) : undefined;
+  const facts: Facts = known
+    ? { kind: known.kind, rootTs: null, rootAuthor: null, mentioned: parsed.identityIds, dmMembers: known.dmMembers }
+    : await readFacts(ex, actor, channelId, thread, parsed.identityIds);
+
+  // Keep the order of first appearance in the text.
+  const mentions = facts.mentioned.length === parsed.identityIds.length
+    ? parsed.identityIds
+    : parsed.identityIds.filter((id) => facts.mentioned.includes(id));
+  const draft: MessageRow = {
+    channelId,
+    tsMicros: BigInt(0), // allocated by the statement, which also writes it into the events' `ts`
+    accountId: actor.accountId,
+    authorIdentityId: actor.identityId,
+    text: input.text,
+    attachments: input.attachments ?? [],
+    links: input.links ?? [],
+    threadTsMicros: facts.rootTs === null ? null : BigInt(facts.rootTs),
+    replyCount: 0,
+    mentions,
+    broadcast: parsed.broadcast !== null,
+    version: 1,
+    clientRef: input.clientRef ?? null,
+    session: input.session ?? null,
+    createdAt: new Date(0),
+    editedAt: null,
+  };
+  const rows = eventRows(messagePostedEvents({
+    message: draft, kind: facts.kind, parentAuthor: facts.rootAuthor, broadcast: parsed.broadcast,
+    dmRecipients: facts.dmMembers.filter((id) => id !== actor.identityId),
+  }));
+
+  const [out] = await runStatement(ex, postWrite, [
+    channelId, actor.accountId, actor.identityId, facts.rootTs, draft.text,
+    JSON.stringify(draft.attachments), JSON.stringify(draft.links), mentions, draft.broadcast, draft.clientRef,
+    draft.session === null ? null : JSON.stringify(draft.session),
+    JSON.stringify(rows.map((r) => [r.id, r.type, r.channelId, r.data])),
+  ]);
+  if (!out.locked) {
+    // No ts taken: not a member (the facts say which error, read now if they were known).
+    if (known) await readFacts(ex, actor, channelId, thread, parsed.identityIds);
+    throw noAccess(facts.kind);
+  }
+  // A ts but no message: the thread's root went away since the facts were read (the channel's
+  // counter moved; nothing else was written).
+  if (out.ts_micros === null) throw badThread();
+  return {
+    ...draft,
+    tsMicros: BigInt(out.ts_micros),
+    attachments: out.attachments,
+    links: out.links,
+    session: out.session,
+    createdAt: out.created_at as Date,
+  };
+}
+
+export { forgetPostFacts } from './post-facts-cache';

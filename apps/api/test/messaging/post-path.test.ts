@@ -1,0 +1,380 @@
+/**
+ * Issue 10, the post path: POST .../messages is two named statements after authentication
+ * (`post_message_facts`, then `post_message`, one CTE), with no BEGIN/COMMIT unless an
+ * Idempotency-Key is sent (round trips: platform/round-trips.test.ts). These tests pin that it writes exactly the rows the former
+ * transaction of builder queries wrote (spec: Events / Subscribable events; docs/api.md
+ * "Events (the outbox)"), that ts stays strictly increasing in commit order (docs/api.md
+ * "Message `ts`"), and that the one statement is atomic.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  and, asc, channelMembers, channels, eq, events, identities, inArray, messages, ne, sql, type Executor,
+} from '@teamchat/db';
+import {
+  errors, forgetPostFacts, formatTs, messagePostedEvents, parseMentions, postMessage, recordEvents, resolveActor,
+  toMessageView, type Actor, type MessageRow, type PostMessageInput, type Principal,
+} from '@teamchat/core';
+import { startHarness, type Harness } from '../../../../test/support/harness';
+import { addToChannel, makeChannel, memberCaller, messagingAccount, post, type MessagingAccount } from '../../../../test/support/messaging';
+
+let h: Harness;
+beforeAll(async () => { h = await startHarness({ limitsEnabled: false }); });
+afterAll(async () => { await h.close(); });
+
+/**
+ * The post as it was written before issue 10's post path (main at c1f947e), kept verbatim as
+ * the reference: a transaction of builder queries (mention lookup, ts UPDATE, root UPDATE,
+ * INSERT message, DM members, INSERT events).
+ */
+async function referencePostMessage(tx: Executor, input: PostMessageInput): Promise<MessageRow> {
+  const { actor } = input;
+  const parsed = parseMentions(input.text);
+  const mentioned = parsed.identityIds.length
+    ? (await tx.select({ id: identities.id }).from(identities)
+        .where(and(eq(identities.accountId, actor.accountId), inArray(identities.id, parsed.identityIds)))).map((r) => r.id)
+    : [];
+  const mentions = parsed.identityIds.filter((id) => mentioned.includes(id));
+  const allocated = await tx.execute<{ last_ts_micros: string; kind: string }>(sql`
+    UPDATE channels
+       SET last_ts_micros = GREATEST(last_ts_micros + 1, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint)
+     WHERE id = ${input.channelId} AND account_id = ${actor.accountId}
+       AND EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = ${input.channelId} AND m.identity_id = ${actor.identityId})
+ RETURNING last_ts_micros::text AS last_ts_micros, kind`);
+  if (!allocated.rows[0]) throw errors.notAMember('channel');
+  const tsMicros = BigInt(allocated.rows[0].last_ts_micros);
+  const kind = allocated.rows[0].kind;
+  let parent: { tsMicros: bigint; author: string } | null = null;
+  if (input.threadTsMicros !== undefined) {
+    const t = input.threadTsMicros;
+    const result = await tx.execute<{ ts_micros: string; author_identity_id: string }>(sql`
+      UPDATE messages SET reply_count = reply_count + 1
+       WHERE channel_id = ${input.channelId}
+         AND ts_micros = COALESCE((SELECT thread_ts_micros FROM messages WHERE channel_id = ${input.channelId} AND ts_micros = ${t.toString()}::bigint), ${t.toString()}::bigint)
+         AND thread_ts_micros IS NULL
+   RETURNING ts_micros::text AS ts_micros, author_identity_id`);
+    const row = result.rows[0];
+    if (!row) throw errors.invalid('thread_ts does not name a message in this channel.', { field: 'thread_ts' });
+    parent = { tsMicros: BigInt(row.ts_micros), author: row.author_identity_id };
+  }
+  const [message] = await tx.insert(messages).values({
+    channelId: input.channelId, tsMicros, accountId: actor.accountId, authorIdentityId: actor.identityId, text: input.text,
+    attachments: input.attachments ?? [], links: input.links ?? [], threadTsMicros: parent?.tsMicros ?? null, mentions,
+    broadcast: parsed.broadcast !== null, clientRef: input.clientRef, session: input.session ?? null,
+  }).returning();
+  const dmOthers = kind === 'dm'
+    ? (await tx.select({ id: channelMembers.identityId }).from(channelMembers)
+        .where(and(eq(channelMembers.channelId, input.channelId), ne(channelMembers.identityId, actor.identityId)))).map((r) => r.id)
+    : [];
+  await recordEvents(tx, messagePostedEvents({ message, kind, parentAuthor: parent?.author ?? null, broadcast: parsed.broadcast, dmRecipients: dmOthers }));
+  return message;
+}
+
+async function actorOf(a: MessagingAccount, identity?: { userId: string; identityId: string }): Promise<Actor> {
+  const who = identity ?? a.owner;
+  const principal: Principal = { via: 'api_key', id: 'key_test', userId: who.userId, accountId: a.accountId, identityId: who.identityId, readOnly: false };
+  return (await resolveActor(h.deps.database.db, principal, a.accountId)).actor;
+}
+
+const db = () => h.deps.database.db;
+
+async function messageRow(channelId: string, tsMicros: bigint): Promise<MessageRow> {
+  const [row] = await db().select().from(messages).where(and(eq(messages.channelId, channelId), eq(messages.tsMicros, tsMicros)));
+  return row;
+}
+
+/** The event rows of one post (by channel and ts), oldest first. */
+async function eventsOfPost(channelId: string, tsMicros: bigint) {
+  const rows = await db().select().from(events)
+    .where(and(eq(events.channelId, channelId), sql`${events.data}->>'ts' = ${formatTs(tsMicros)}`))
+    .orderBy(asc(events.seq));
+  return rows;
+}
+
+/** What must be equal between two posts of the same input: everything but the ts, ids and times. */
+async function comparable(channelId: string, tsMicros: bigint) {
+  const { tsMicros: _ts, createdAt, ...message } = await messageRow(channelId, tsMicros);
+  expect(createdAt).toBeInstanceOf(Date);
+  const rows = await eventsOfPost(channelId, tsMicros);
+  return {
+    message,
+    events: rows.map((r) => {
+      expect(r.id).toMatch(/^evt_/);
+      expect(r.relayedAt).toBeNull();
+      const { ts, ...data } = r.data as { ts: string };
+      expect(ts).toBe(formatTs(tsMicros));
+      return { type: r.type, accountId: r.accountId, channelId: r.channelId, data };
+    }),
+  };
+}
+
+/**
+ * Posts `input` through the reference, then through the new path (use case, no transaction)
+ * twice: with this process knowing none of the post's facts (so it reads them), then knowing
+ * them (so a top-level post skips the read). Both must write what the reference wrote.
+ */
+async function both(input: PostMessageInput) {
+  const before = await db().transaction((tx) => referencePostMessage(tx, input));
+  forgetPostFacts();
+  const after = await postMessage(db(), input);
+  const warm = await postMessage(db(), input);
+  const ref = await comparable(input.channelId, before.tsMicros);
+  const now = await comparable(input.channelId, after.tsMicros);
+  expect(await comparable(input.channelId, warm.tsMicros)).toEqual(now);
+  expect(after.tsMicros > before.tsMicros).toBe(true);
+  // The answer the route builds from the returned row is the row as stored.
+  expect(toMessageView(after)).toEqual(toMessageView(await messageRow(input.channelId, after.tsMicros)));
+  expect(toMessageView(warm)).toEqual(toMessageView(await messageRow(input.channelId, warm.tsMicros)));
+  return { ref, now, before, after };
+}
+
+describe('issue 10: the new post path writes the same message and event rows as before', () => {
+  test('plain post (text, links, attachments, client_ref, MCP session)', async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
+    const { ref, now } = await both({
+      actor: await actorOf(a), channelId: ch, text: 'plain words', clientRef: 'cr-7', session: { client: 'claude-code', version: '1.2.3' },
+      links: ['https://a.example', 'https://b.example'], attachments: [{ url: 'https://f.example/x.png', title: 'x', size: 3 }],
+    });
+    expect(now).toEqual(ref);
+    expect(now.events.map((e) => e.type)).toEqual(['message.posted']);
+  });
+
+  test('mentions (known, unknown, the author, repeated: order of first appearance)', async () => {
+    const a = await messagingAccount(h);
+    const bob = await memberCaller(h, a.accountId);
+    const carol = await memberCaller(h, a.accountId);
+    const other = await messagingAccount(h); // an identity of another account is not a mention here
+    const ch = await makeChannel(a.ownerApi);
+    const text = `<@${carol.identityId}> hi <@${bob.identityId}>, me <@${a.owner.identityId}>, ghost <@idn_ghost>, <@${other.owner.identityId}>, <@${carol.identityId}>`;
+    const { ref, now } = await both({ actor: await actorOf(a), channelId: ch, text });
+    expect(now).toEqual(ref);
+    expect(now.message.mentions).toEqual([carol.identityId, bob.identityId, a.owner.identityId]);
+    expect(now.events.map((e) => [e.type, (e.data as { to?: string }).to])).toEqual([
+      ['message.posted', undefined], ['mention', carol.identityId], ['mention', bob.identityId],
+    ]);
+  });
+
+  test('broadcast (<!here> and <!channel>: channel wins) with a mention', async () => {
+    const a = await messagingAccount(h);
+    const bob = await memberCaller(h, a.accountId);
+    const ch = await makeChannel(a.ownerApi);
+    const { ref, now } = await both({ actor: await actorOf(a), channelId: ch, text: `<!here> <@${bob.identityId}> and <!channel>` });
+    expect(now).toEqual(ref);
+    expect(now.events.map((e) => e.type)).toEqual(['message.posted', 'mention', 'mention']);
+    expect(now.events[2].data).toMatchObject({ broadcast: true, broadcast_kind: 'channel', from: a.owner.identityId });
+  });
+
+  test('thread reply, and a reply to a reply (joins the root): reply_count counts both paths', async () => {
+    const a = await messagingAccount(h);
+    const bob = await memberCaller(h, a.accountId);
+    const ch = await makeChannel(a.ownerApi);
+    await addToChannel(a.ownerApi, ch, bob.identityId);
+    const root = await post(a.ownerApi, ch, { text: 'root' });
+    const rootMicros = BigInt(root.ts.replace('.', ''));
+    const bobActor = await actorOf(a, { userId: (await db().select().from(identities).where(eq(identities.id, bob.identityId)))[0].userId!, identityId: bob.identityId });
+    const first = await both({ actor: bobActor, channelId: ch, text: `reply <@${a.owner.identityId}>`, threadTsMicros: rootMicros });
+    expect(first.now).toEqual(first.ref);
+    expect(first.now.message.threadTsMicros).toBe(rootMicros);
+    expect(first.now.events.map((e) => e.type)).toEqual(['message.posted', 'thread.replied', 'mention']);
+    expect(first.now.events[1].data).toMatchObject({ thread_ts: root.ts, parent_author: a.owner.identityId });
+    // thread_ts naming a reply: both paths put the reply in the root's thread.
+    const second = await both({ actor: bobActor, channelId: ch, text: 'reply to a reply', threadTsMicros: first.after.tsMicros });
+    expect(second.now).toEqual(second.ref);
+    expect(second.now.message.threadTsMicros).toBe(rootMicros);
+    expect((await messageRow(ch, rootMicros)).replyCount).toBe(6); // 2 reference replies, 4 new ones
+  });
+
+  test('DM post: one dm.received per other member', async () => {
+    const a = await messagingAccount(h);
+    const bob = await memberCaller(h, a.accountId);
+    const carol = await memberCaller(h, a.accountId);
+    const dm = (await a.ownerApi.post('/dms', { members: [carol.identityId, bob.identityId] }).expect(201)).body.id as string;
+    const { ref, now } = await both({ actor: await actorOf(a), channelId: dm, text: `psst <@${bob.identityId}>` });
+    // dm.received follow the members' order (the reference read them unordered): compare them as a set.
+    const sortDm = (x: typeof now) => ({ ...x, events: [...x.events].sort((p, q) => JSON.stringify(p).localeCompare(JSON.stringify(q))) });
+    expect(sortDm(now)).toEqual(sortDm(ref));
+    expect(now.events.map((e) => e.type)).toEqual(['message.posted', 'mention', 'dm.received', 'dm.received']);
+    expect(now.events[0].data).toMatchObject({ channel: { id: dm, kind: 'dm' } });
+  });
+
+  test('through HTTP with an Idempotency-Key: the same rows, the answer as stored, a replay and a 409', async () => {
+    const a = await messagingAccount(h);
+    const bob = await memberCaller(h, a.accountId);
+    const ch = await makeChannel(a.ownerApi);
+    const body = { text: `keyed <@${bob.identityId}> <!here>`, client_ref: 'k-1', links: ['https://l.example'] };
+    const refRow = await db().transaction(async (tx) => referencePostMessage(tx, {
+      actor: await actorOf(a), channelId: ch, text: body.text, clientRef: body.client_ref, links: body.links,
+    }));
+    const key = randomUUID();
+    const res = await a.ownerApi.post(`/channels/${ch}/messages`, body).set('Idempotency-Key', key);
+    expect(res.status).toBe(201);
+    expect(res.headers.etag).toBe('"1"');
+    const tsMicros = BigInt(res.body.ts.replace('.', ''));
+    expect(await comparable(ch, tsMicros)).toEqual(await comparable(ch, refRow.tsMicros));
+    expect(res.body).toEqual(JSON.parse(JSON.stringify(toMessageView(await messageRow(ch, tsMicros)))));
+    const replay = await a.ownerApi.post(`/channels/${ch}/messages`, body).set('Idempotency-Key', key);
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(res.body);
+    expect((await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'other' }).set('Idempotency-Key', key)).body.error.code).toBe('idempotency_conflict');
+    const all = await db().select().from(messages).where(eq(messages.channelId, ch));
+    expect(all).toHaveLength(2); // the reference's and the keyed one; the replay and the 409 created nothing
+  });
+
+  test('through HTTP without a key: the answer is the stored row (session from the MCP header is covered in mcp-session.test.ts)', async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
+    const res = await a.ownerApi.post(`/channels/${ch}/messages`, {
+      text: 'x', attachments: [{ title: 'spec', url: 'https://example.com/spec.pdf', mime_type: 'application/pdf', size: 10 }],
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual(JSON.parse(JSON.stringify(toMessageView(await messageRow(ch, BigInt(res.body.ts.replace('.', '')))))));
+  });
+});
+
+/** Reads the channel's committed ts over and over on its own connection while `work` runs. */
+async function watchCommits(channelId: string, work: () => Promise<unknown>) {
+  const client = await h.deps.database.pool.connect();
+  const snapshots: bigint[][] = [];
+  let done = false;
+  const poll = (async () => {
+    while (!done) {
+      const r = await client.query<{ ts: string }>('SELECT ts_micros::text AS ts FROM messages WHERE channel_id = $1', [channelId]);
+      snapshots.push(r.rows.map((x) => BigInt(x.ts)));
+    }
+  })();
+  try {
+    await work();
+  } finally {
+    done = true;
+    await poll;
+    client.release();
+  }
+  return snapshots;
+}
+
+/** Commit order is ts order: whatever becomes visible later has a larger ts than all that was visible before. */
+function expectCommitOrderIsTsOrder(snapshots: bigint[][]) {
+  let seen = new Set<bigint>();
+  let max = BigInt(-1);
+  let grew = 0;
+  for (const snap of snapshots) {
+    const fresh = snap.filter((t) => !seen.has(t));
+    for (const t of fresh) expect(t > max).toBe(true);
+    for (const t of seen) expect(snap).toContain(t); // nothing committed disappears
+    if (fresh.length) grew += 1;
+    seen = new Set(snap);
+    for (const t of snap) if (t > max) max = t;
+  }
+  return grew;
+}
+
+describe('issue 10: ts strictly increasing in commit order (docs/api.md "Message `ts`"; the paging guarantee)', () => {
+  test('60 concurrent posts on one channel from three callers: every newly committed ts is above all committed before', async () => {
+    const a = await messagingAccount(h);
+    const bob = await memberCaller(h, a.accountId);
+    const carol = await memberCaller(h, a.accountId);
+    const ch = await makeChannel(a.ownerApi);
+    await addToChannel(a.ownerApi, ch, bob.identityId);
+    await addToChannel(a.ownerApi, ch, carol.identityId);
+    let answered: string[] = [];
+    const snapshots = await watchCommits(ch, async () => {
+      const res = await Promise.all(Array.from({ length: 60 }, (_, i) => [a.ownerApi, bob, carol][i % 3].post(`/channels/${ch}/messages`, { text: `n${i} <@${bob.identityId}>` })));
+      for (const r of res) expect(r.status).toBe(201);
+      answered = res.map((r) => r.body.ts as string);
+    });
+    const final = (await db().select().from(messages).where(eq(messages.channelId, ch))).map((m) => formatTs(m.tsMicros));
+    expect(new Set(answered).size).toBe(60);
+    expect([...final].sort()).toEqual([...answered].sort());
+    expect(expectCommitOrderIsTsOrder([...snapshots, final.map((t) => BigInt(t.replace('.', '')))])).toBeGreaterThan(1);
+    // each post wrote its own events with its own ts
+    const posted = await db().select().from(events).where(and(eq(events.channelId, ch), eq(events.type, 'message.posted')));
+    expect(posted.map((e) => (e.data as { ts: string }).ts).sort()).toEqual([...answered].sort());
+  });
+
+  test('a post whose transaction commits late holds the channel lock until then: posts behind it commit after it, with larger ts', async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
+    const actor = await actorOf(a);
+    let first: MessageRow | undefined;
+    let later: MessageRow[] = [];
+    const snapshots = await watchCommits(ch, async () => {
+      let release!: () => void;
+      const held = new Promise<void>((r) => { release = r; });
+      let posted!: () => void;
+      const inTx = new Promise<void>((r) => { posted = r; });
+      // A keyed post runs in a transaction; this one waits before its commit.
+      const slow = db().transaction(async (tx) => {
+        first = await postMessage(tx, { actor, channelId: ch, text: 'slow' });
+        posted();
+        await held;
+      });
+      await inTx;
+      const fast = Promise.all(Array.from({ length: 5 }, (_, i) => postMessage(db(), { actor, channelId: ch, text: `fast ${i}` })));
+      await new Promise((r) => setTimeout(r, 300));
+      // Nothing behind the lock has committed (or even taken a ts) yet.
+      const [{ n }] = (await db().execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM messages WHERE channel_id = ${ch}`)).rows;
+      expect(n).toBe(0);
+      release();
+      await slow;
+      later = await fast;
+    });
+    for (const m of later) expect(m.tsMicros > first!.tsMicros).toBe(true);
+    expect(new Set(later.map((m) => m.tsMicros)).size).toBe(5);
+    expectCommitOrderIsTsOrder(snapshots);
+  });
+});
+
+describe('issue 10: the post statement is atomic (outbox rows commit with the message or not at all)', () => {
+  test('an event row that fails to insert takes the message and the ts with it (no BEGIN, still nothing written)', async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
+    await post(a.ownerApi, ch, { text: 'before' });
+    const [{ lastTsMicros }] = await db().select({ lastTsMicros: channels.lastTsMicros }).from(channels).where(eq(channels.id, ch));
+    const marker = `refuse-${randomUUID()}`;
+    // A trigger refuses the `mention` row of a post carrying the marker (and nothing else).
+    const fn = `test_refuse_${randomUUID().replace(/-/g, '')}`;
+    await h.deps.database.pool.query(`
+      CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.type = 'mention' AND NEW.data->'content'->>'text' LIKE '%${marker}%' THEN RAISE EXCEPTION 'refused by test'; END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER ${fn} BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION ${fn}();`);
+    try {
+      const res = await a.ownerApi.post(`/channels/${ch}/messages`, { text: `${marker} <!channel>` });
+      expect(res.status).toBe(500);
+      expect(res.body.error.code).toBe('internal');
+    } finally {
+      await h.deps.database.pool.query(`DROP TRIGGER ${fn} ON events; DROP FUNCTION ${fn}();`);
+    }
+    expect((await db().select().from(messages).where(eq(messages.channelId, ch))).map((m) => m.text)).toEqual(['before']);
+    expect((await db().select().from(events).where(eq(events.channelId, ch))).map((e) => e.type)).toEqual(['channel.created', 'message.posted']);
+    const [after] = await db().select({ lastTsMicros: channels.lastTsMicros }).from(channels).where(eq(channels.id, ch));
+    expect(after.lastTsMicros).toBe(lastTsMicros);
+    expect((await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'and posting goes on' })).status).toBe(201);
+  });
+
+  test('a thread root deleted between the facts and the post: 400 thread_ts, no message, no event', async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
+    const root = await post(a.ownerApi, ch, { text: 'root' });
+    const rootMicros = BigInt(root.ts.replace('.', ''));
+    const client = await h.deps.database.pool.connect();
+    try {
+      // An uncommitted delete of the root: the facts (no lock) still see it; the post's UPDATE of the root waits for it.
+      await client.query('BEGIN');
+      await client.query('DELETE FROM messages WHERE channel_id = $1 AND ts_micros = $2', [ch, rootMicros.toString()]);
+      const reply = a.ownerApi.post(`/channels/${ch}/messages`, { text: 'too late', thread_ts: root.ts }).then((r) => r);
+      await new Promise((r) => setTimeout(r, 300));
+      await client.query('COMMIT');
+      const res = await reply;
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'invalid_request', field: 'thread_ts' });
+    } finally {
+      client.release();
+    }
+    expect(await db().select().from(messages).where(eq(messages.channelId, ch))).toEqual([]);
+    expect((await db().select().from(events).where(eq(events.channelId, ch))).map((e) => e.type)).toEqual(['channel.created', 'message.posted']);
+  });
+});

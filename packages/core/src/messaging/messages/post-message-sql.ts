@@ -1,0 +1,102 @@
+import { statement } from '@teamchat/db';
+
+/**
+ * The two named statements of a post (issue 10; see post-message.ts for how they are used).
+ * A post costs them plus authentication: three round trips (two when the facts are already known,
+ * post-facts-cache.ts), no BEGIN/COMMIT without an Idempotency-Key.
+ */
+
+/** `ts` in microseconds formatted as formatTs does: "<seconds>.<6 digits>". */
+const TS_SQL = (col: string) => `(${col} / 1000000)::text || '.' || lpad((${col} % 1000000)::text, 6, '0')`;
+
+export interface PostFacts {
+  kind: string;
+  member: boolean;
+  /** the thread's root (a reply to a reply joins the root's thread), when a thread ts was given and names one */
+  root_ts: string | null;
+  root_author: string | null;
+  /** the mentioned ids that are identities of the account (any order) */
+  mentioned: string[];
+  /** a DM's members, in the order they were added (fixed when it is opened); empty for a channel */
+  dm_members: string[];
+}
+
+/**
+ * Read-only, taken before the channel's lock (so the lock stays short): $1 channel, $2 account,
+ * $3 poster's identity, $4 thread ts (µs, or null), $5 mentioned ids. No row: no such channel in
+ * the account.
+ */
+export const postFacts = statement<PostFacts>('post_message_facts', `
+  SELECT c.kind,
+         EXISTS (SELECT 1 FROM channel_members cm WHERE cm.channel_id = c.id AND cm.identity_id = $3::text) AS member,
+         r.ts_micros::text AS root_ts, r.author_identity_id AS root_author,
+         CASE WHEN cardinality($5::text[]) = 0 THEN '{}'::text[]
+              ELSE ARRAY(SELECT i.id FROM identities i WHERE i.account_id = $2::text AND i.id = ANY ($5::text[])) END AS mentioned,
+         CASE WHEN c.kind = 'dm'
+              THEN ARRAY(SELECT cm.identity_id FROM channel_members cm WHERE cm.channel_id = c.id ORDER BY cm.seq)
+              ELSE '{}'::text[] END AS dm_members
+    FROM channels c
+    LEFT JOIN LATERAL (
+      SELECT m.ts_micros, m.author_identity_id
+        FROM messages m
+       WHERE $4::bigint IS NOT NULL
+         AND m.channel_id = c.id
+         AND m.ts_micros = COALESCE((SELECT p.thread_ts_micros FROM messages p WHERE p.channel_id = c.id AND p.ts_micros = $4::bigint), $4::bigint)
+         AND m.thread_ts_micros IS NULL
+    ) r ON true
+   WHERE c.id = $1::text AND c.account_id = $2::text`);
+
+export interface PostWritten {
+  /** the ts was allocated (the poster is still a member) */
+  locked: boolean;
+  /** null when nothing was inserted */
+  ts_micros: string | null;
+  attachments: unknown;
+  links: unknown;
+  session: unknown;
+  created_at: Date | null;
+}
+
+/**
+ * The post itself, ONE statement (atomic without BEGIN/COMMIT; inside the caller's transaction
+ * when there is one):
+ * - `ch`: the next ts of the channel under its row lock — the wall clock in µs, or one more than
+ *   the last ts if the clock has not moved past it (same microsecond, clock skew between API
+ *   processes) — only if the poster is a member. The lock is held until commit, so ts order is
+ *   commit order: a reader paging by ts never misses a message committed later with a smaller ts.
+ * - `root`: a reply bumps its thread root's reply_count (after the lock: `ch` gates it);
+ * - `msg`: the message, only if the ts was taken and, for a reply, the root is still there;
+ * - the event rows, built by the events module and passed as $12 (`[[id, type, channel_id, data], …]`
+ *   in order), each `data` completed with the allocated `ts`.
+ * $1 channel, $2 account, $3 author, $4 root ts (µs or null), $5 text, $6 attachments, $7 links,
+ * $8 mentions, $9 broadcast, $10 client_ref, $11 session, $12 events. Always one row.
+ */
+export const postWrite = statement<PostWritten>('post_message', `
+  WITH ch AS (
+    UPDATE channels
+       SET last_ts_micros = GREATEST(last_ts_micros + 1, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint)
+     WHERE id = $1::text AND account_id = $2::text
+       AND EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = $1::text AND m.identity_id = $3::text)
+ RETURNING last_ts_micros AS ts
+  ), root AS (
+    UPDATE messages SET reply_count = reply_count + 1
+     WHERE $4::bigint IS NOT NULL AND EXISTS (SELECT 1 FROM ch)
+       AND channel_id = $1::text AND ts_micros = $4::bigint AND thread_ts_micros IS NULL
+ RETURNING ts_micros
+  ), msg AS (
+    INSERT INTO messages (channel_id, ts_micros, account_id, author_identity_id, text, attachments, links,
+                          thread_ts_micros, mentions, broadcast, client_ref, session)
+    SELECT $1::text, ch.ts, $2::text, $3::text, $5::text, $6::jsonb, $7::jsonb,
+           $4::bigint, $8::text[], $9::boolean, $10::text, $11::jsonb
+      FROM ch
+     WHERE $4::bigint IS NULL OR EXISTS (SELECT 1 FROM root)
+ RETURNING ts_micros, attachments, links, session, created_at
+  ), ev AS (
+    INSERT INTO events (id, account_id, type, channel_id, data)
+    SELECT e.v->>0, $2::text, e.v->>1, e.v->>2, (e.v->3) || jsonb_build_object('ts', ${TS_SQL('msg.ts_micros')})
+      FROM msg, jsonb_array_elements($12::jsonb) WITH ORDINALITY AS e(v, n)
+     ORDER BY e.n
+  )
+  SELECT EXISTS (SELECT 1 FROM ch) AS locked,
+         msg.ts_micros::text AS ts_micros, msg.attachments, msg.links, msg.session, msg.created_at
+    FROM (VALUES (1)) AS one (x) LEFT JOIN msg ON true`);
