@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Client } from 'pg';
 import { runMigrations } from '@teamchat/db';
 import { randomToken, waitReady } from '@teamchat/core';
@@ -73,11 +75,12 @@ async function spawnService(name: string, entry: string, env: NodeJS.ProcessEnv,
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
+  let timer: NodeJS.Timeout | undefined;
   const line = await Promise.race([
     readyLine,
     exited.then((e) => { throw new Error(`${name} exited (${e.signal ?? e.code}) before "${readyMessage}": ${tail.join('\n')}`); }),
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${name} not ready in 90 s: ${tail.join('\n')}`)), 90_000)),
-  ]);
+    new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${name} not ready in 90 s: ${tail.join('\n')}`)), 90_000); }),
+  ]).finally(() => clearTimeout(timer));
   const ports: Record<string, number> = {};
   for (const [k, v] of Object.entries(line)) if (k.endsWith('_port') && typeof v === 'number') ports[k] = v;
   const proc: Proc = {
@@ -186,6 +189,10 @@ export async function startStack(tag: string, options: StackOptions = {}): Promi
       return { waiting: sum('waiting'), delayed: sum('delayed'), active: sum('active'), failed: sum('failed') };
     },
     async close() {
+      // The last warnings and errors of each process, for a failure's post-mortem.
+      const dir = path.join(os.tmpdir(), 'teamchat-faults');
+      fs.mkdirSync(dir, { recursive: true });
+      for (const p of [...apis, ...workers]) fs.writeFileSync(path.join(dir, `${tag}-${p.name}.log`), p.tail());
       await Promise.all([...apis, ...workers].map((p) => p.kill('SIGKILL').catch(() => undefined)));
       await h.close().catch(() => undefined);
       await rx.close().catch(() => undefined);

@@ -34,6 +34,8 @@ export interface PostResult {
   statusUrl?: string;
   error?: string;
   ts?: string;
+  /** `Idempotent-Replayed: true` was answered */
+  replayed?: boolean;
   at: number;
 }
 
@@ -74,7 +76,10 @@ export async function postOnce(s: Stack, t: Tenant, seat: number, opts: { api?: 
       signal: AbortSignal.timeout(60_000),
     });
     const body = (await res.json().catch(() => ({}))) as { ts?: string; error?: { code?: string; status_url?: string } };
-    return { ref, seat, status: res.status, code: body.error?.code, statusUrl: body.error?.status_url, ts: body.ts, at };
+    return {
+      ref, seat, status: res.status, code: body.error?.code, statusUrl: body.error?.status_url, ts: body.ts,
+      replayed: res.headers.get('idempotent-replayed') === 'true', at,
+    };
   } catch (err) {
     return { ref, seat, status: 0, error: (err as Error).message, at };
   }
@@ -119,7 +124,14 @@ export function startLoad(s: Stack, t: Tenant, opts: { intervalMs?: number } = {
 export async function waitForPosts(load: Load, n: number, timeoutMs = 120_000, from = 0): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (load.results.slice(from).filter((r) => r.status >= 200 && r.status < 300).length < n) {
-    if (Date.now() > deadline) throw new Error(`only ${load.results.length - from} posts answered in ${timeoutMs} ms`);
+    if (Date.now() > deadline) {
+      const seen: Record<string, number> = {};
+      for (const r of load.results.slice(from)) {
+        const k = `${r.status}${r.code ? ` ${r.code}` : ''}${r.error ? ` ${r.error}` : ''}`;
+        seen[k] = (seen[k] ?? 0) + 1;
+      }
+      throw new Error(`fewer than ${n} posts answered 2xx in ${timeoutMs} ms; answers: ${JSON.stringify(seen)}`);
+    }
     await sleep(100);
   }
 }
