@@ -38,6 +38,8 @@ export interface FaultReceiver {
   route(path: string, secret: string, behaviour?: Behaviour): void;
   behave(path: string, behaviour: Behaviour): void;
   log(path: string): PathLog;
+  /** client-side ports of the requests received and not yet answered (to tell whose attempts are in flight) */
+  openRemotePorts(): number[];
   close(): Promise<void>;
 }
 
@@ -59,6 +61,7 @@ export async function startFaultReceiver(): Promise<FaultReceiver> {
   const routes = new Map<string, { secret: string; behaviour: Behaviour; log: PathLog }>();
   const sockets = new Set<Socket>();
   const hanging = new Set<ServerResponse>();
+  const open = new Map<ServerResponse, number>();
 
   const handle = (req: IncomingMessage, res: ServerResponse, body: string) => {
     const route = routes.get(req.url ?? '');
@@ -77,6 +80,9 @@ export async function startFaultReceiver(): Promise<FaultReceiver> {
     if ((JSON.parse(body) as { id: string }).id !== eventId) route.log.badSignatures += 1;
     route.log.requests.push({ eventId, deliveryId: String(h['x-service-delivery']), attempt: Number(h['x-service-attempt']), at: Date.now() });
     route.log.seen.add(eventId);
+    open.set(res, req.socket.remotePort ?? 0);
+    res.on('close', () => open.delete(res));
+    res.on('finish', () => open.delete(res));
     const b = route.behaviour;
     if ('hang' in b) {
       hanging.add(res);
@@ -84,7 +90,10 @@ export async function startFaultReceiver(): Promise<FaultReceiver> {
       return;
     }
     if ('reset' in b) {
-      res.socket?.resetAndDestroy();
+      // A TCP RST on the connection under TLS (the TLS socket's own handle cannot be reset).
+      const tcp = (res.socket as unknown as { _parent?: Socket } | null)?._parent;
+      if (tcp) tcp.resetAndDestroy();
+      else res.socket?.destroy();
       return;
     }
     const send = () => {
@@ -127,6 +136,7 @@ export async function startFaultReceiver(): Promise<FaultReceiver> {
       get(path).behaviour = behaviour;
     },
     log: (path) => get(path).log,
+    openRemotePorts: () => [...open.values()],
     close: async () => {
       for (const res of hanging) res.destroy();
       for (const s of sockets) s.destroy();
