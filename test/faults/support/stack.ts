@@ -213,6 +213,29 @@ export function rssOf(pid: number): number {
   return m ? Number(m[1]) * 1024 : NaN;
 }
 
+/** Local ports of the process's TCP connections to `remotePort` on loopback (from /proc: its socket fds, matched in /proc/net/tcp). */
+export function connectionsOf(pid: number, remotePort: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]);
+    } catch { /* closed meanwhile */ }
+  }
+  const ports: number[] = [];
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    if (!fs.existsSync(file)) continue;
+    for (const line of fs.readFileSync(file, 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length < 10) continue;
+      const local = parseInt(f[1].split(':')[1], 16);
+      const remote = parseInt(f[2].split(':')[1], 16);
+      if (remote === remotePort && inodes.has(f[9])) ports.push(local);
+    }
+  }
+  return ports;
+}
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export { eventually, randomToken };
