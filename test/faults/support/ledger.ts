@@ -44,6 +44,9 @@ export interface Ledger {
   /** messages whose events are not exactly message.posted + their mentions */
   wrongEvents: string[];
   unrelayed: number;
+  /** slowest event → its first delivery row (relay + fan-out), and → its last endpoint's 2xx, in seconds */
+  maxFanoutS: number;
+  maxDeliveredS: number;
   endpoints: EndpointLedger[];
 }
 
@@ -121,6 +124,12 @@ export async function buildLedger(s: Stack, scenario: string, t: Tenant, posts: 
   const unrelayed = Number((await db.execute<{ n: number }>(sql`
     SELECT count(*)::int AS n FROM events WHERE account_id = ${t.accountId} AND relayed_at IS NULL`)).rows[0].n);
 
+  const lag = (await db.execute<{ fanout: number | null; delivered: number | null }>(sql`
+    SELECT max(f) AS fanout, max(d) AS delivered FROM (
+      SELECT extract(epoch FROM min(w.created_at) - e.created_at)::float8 AS f,
+             extract(epoch FROM max(w.attempted_at) FILTER (WHERE w.status = 'delivered') - e.created_at)::float8 AS d
+        FROM events e JOIN webhook_deliveries w ON w.event_id = e.id
+       WHERE e.account_id = ${t.accountId} GROUP BY e.id, e.created_at) x`)).rows[0];
   const endpoints: EndpointLedger[] = [];
   for (const [path, endpointId] of t.endpoints) {
     const log = s.rx.log(path);
@@ -150,6 +159,8 @@ export async function buildLedger(s: Stack, scenario: string, t: Tenant, posts: 
     events: ourEvents,
     wrongEvents,
     unrelayed,
+    maxFanoutS: Number(lag?.fanout ?? 0),
+    maxDeliveredS: Number(lag?.delivered ?? 0),
     endpoints,
   };
 }
@@ -160,7 +171,7 @@ export function printLedger(l: Ledger, extra: string[] = []): void {
   const lines = [
     `LEDGER ${l.scenario}`,
     `  posts ${l.posts} | 2xx ${l.answered2xx} | other ${other} | committed despite error ${l.committedDespiteError} | 5xx without internal+status_url ${l.bad5xx}`,
-    `  messages ${l.messages} | lost posts ${l.lostPosts.length} | events ${l.events} | messages with wrong events ${l.wrongEvents.length} | unrelayed ${l.unrelayed}`,
+    `  messages ${l.messages} | lost posts ${l.lostPosts.length} | events ${l.events} | messages with wrong events ${l.wrongEvents.length} | unrelayed ${l.unrelayed} | slowest fan-out ${l.maxFanoutS.toFixed(1)} s, slowest delivered ${l.maxDeliveredS.toFixed(1)} s`,
     ...l.endpoints.map((e) => `  endpoint ${e.path.padEnd(12)} expected ${String(e.expected).padStart(5)} | received ${String(e.received).padStart(5)} | missing ${String(e.missing.length).padStart(3)} | duplicates ${String(e.duplicates).padStart(3)} | requests ${String(e.requests).padStart(5)} | bad signatures ${e.badSignatures} | log ${JSON.stringify(e.log)}`),
     ...extra.map((x) => `  ${x}`),
   ];
