@@ -60,7 +60,7 @@ export async function eventsOfTenant(s: Stack, t: Tenant): Promise<EventRow[]> {
 }
 
 /** Polls until every endpoint in `complete` has accepted every event of the tenant and no delivery is open; false at the deadline. */
-export async function settle(s: Stack, t: Tenant, complete: string[], timeoutMs: number, opts: { openAllowed?: boolean } = {}): Promise<boolean> {
+export async function settle(s: Stack, t: Tenant, complete: string[], timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const evs = await eventsOfTenant(s, t).catch(() => null);
@@ -71,7 +71,7 @@ export async function settle(s: Stack, t: Tenant, complete: string[], timeoutMs:
          WHERE e.account_id = ${t.accountId} AND d.status IN ('pending', 'retrying')`).catch(() => null);
       const unrelayed = await s.h.deps.database.db.execute<{ n: number }>(sql`
         SELECT count(*)::int AS n FROM events WHERE account_id = ${t.accountId} AND relayed_at IS NULL`).catch(() => null);
-      if (allIn && open && unrelayed && unrelayed.rows[0].n === 0 && (opts.openAllowed || open.rows[0].n === 0)) return true;
+      if (allIn && open && unrelayed && unrelayed.rows[0].n === 0 && open.rows[0].n === 0) return true;
     }
     if (Date.now() > deadline) return false;
     await sleep(500);

@@ -5,13 +5,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { runMigrations } from '@teamchat/db';
-import { randomToken, waitReady } from '@teamchat/core';
+import { waitReady } from '@teamchat/core';
 import { startHarness, type Harness } from '../../support/harness';
 import { TEST_SERVER_URL } from '../../support/env';
 import { ROOT } from '../../support/processes';
 import { testRedisServer, type TestRedisServer } from '../../support/redis-server';
 import { parseMetrics, valueOf } from '../../support/prometheus';
-import { eventually, webhookConfig } from '../../support/webhooks';
+import { webhookConfig } from '../../support/webhooks';
 import { startFaultReceiver, type FaultReceiver } from './receiver';
 
 /**
@@ -238,4 +238,3 @@ export function connectionsOf(pid: number, remotePort: number): number[] {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export { eventually, randomToken };
