@@ -1,5 +1,5 @@
 import { drizzle, NodePgDatabase } from 'drizzle-orm/node-postgres';
-import { Pool, PoolConfig } from 'pg';
+import { Pool, PoolClient, PoolConfig } from 'pg';
 import * as schema from './schema';
 
 export type Schema = typeof schema;
@@ -19,6 +19,33 @@ export function createDatabase(url: string, options: Pick<PoolConfig, 'max' | 'a
   const pool = new Pool({ connectionString: url, max: options.max ?? 10, application_name: options.application_name });
   // An idle client that errors (server restart) must not crash the process.
   pool.on('error', () => undefined);
+  // Nor a checked-out one: a backend that dies between two queries of a transaction makes its
+  // Client emit `error` with no listener (an uncaught exception). The query in progress or the
+  // next one still fails, and the pool discards the dead client on release.
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   const db = drizzle(pool, { schema });
+  // drizzle-orm's transaction() on a pool checks a client out and runs BEGIN before its
+  // try/finally, so a BEGIN that fails (its connection cut at that moment) never gives the
+  // client back: after `max` of those the pool is exhausted and every later query waits forever
+  // (found by the fault suite: PostgreSQL backends terminated under load). So a transaction
+  // checks its client out here and always releases it; drizzle runs it on that one client
+  // (one drizzle instance per pooled client, reused).
+  const onClient = new WeakMap<PoolClient, Db>();
+  db.transaction = (async (run, config) => {
+    const client = await pool.connect();
+    try {
+      let single = onClient.get(client);
+      if (!single) {
+        single = drizzle(client, { schema }) as unknown as Db;
+        onClient.set(client, single);
+      }
+      return await single.transaction(run, config);
+    } finally {
+      // A client whose connection died is not queryable; the pool discards it on release.
+      client.release();
+    }
+  }) as Db['transaction'];
   return { db, pool, close: () => pool.end() };
 }
