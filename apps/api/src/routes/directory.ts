@@ -50,6 +50,8 @@ export function directoryRouter(): Router {
           ...toIdentityView(agent.identity), token: agent.token, credential_id: agent.credentialId, scopes: agent.scopes,
           read_only: agent.readOnly, expires_at: agent.expiresAt?.toISOString() ?? null, client_ref: body.client_ref ?? null,
         },
+        // A replay shows the token again only to the credential (or session) that registered it.
+        secretFields: ['token'],
       };
     }),
   );
