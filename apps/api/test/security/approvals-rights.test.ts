@@ -93,4 +93,35 @@ describe('who may approve a delete', () => {
     }
     expect(await messageLeft(ch, m.ts)).toBe(1);
   });
+
+  test('two people approving at the same moment: exactly one 202 and one job; the other is already_decided', async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
+    const admin = await memberCaller(h, a.accountId, 'admin');
+    await addToChannel(a.ownerApi, ch, admin.identityId);
+    const m = await post(a.ownerApi, ch, { text: 'once' });
+    const id = await askToDelete(a.ownerApi, ch, m.ts);
+    const [o, ad] = [await signInWeb(h, a.owner.email), await signInWeb(h, admin.email)];
+    const answers = await Promise.all([o, ad].map((w) => w.agent.post(`/accounts/${a.accountId}/approvals/${id}/approve`).set('X-CSRF-Token', w.csrf)));
+    expect(answers.map((r) => r.status).sort()).toEqual([202, 403]);
+    expect(answers.find((r) => r.status === 403)!.body.error).toMatchObject({ code: 'forbidden', reason: 'already_decided' });
+    const made = await h.deps.database.db.select().from(jobs).where(eq(jobs.accountId, a.accountId));
+    expect(made).toHaveLength(1);
+  });
+
+  test('an approval of another account, through the decider\'s own account path: 404, nothing decided', async () => {
+    const a = await messagingAccount(h);
+    const b = await messagingAccount(h);
+    const ch = await makeChannel(b.ownerApi);
+    const m = await post(b.ownerApi, ch, { text: 'b' });
+    const id = await askToDelete(b.ownerApi, ch, m.ts);
+    const web = await signInWeb(h, a.owner.email);
+    expect((await web.agent.get(`/accounts/${a.accountId}/approvals/${id}`)).status).toBe(404);
+    const res = await web.agent.post(`/accounts/${a.accountId}/approvals/${id}/approve`).set('X-CSRF-Token', web.csrf);
+    expect(res.status).toBe(404);
+    expect(res.text).not.toContain(b.accountId);
+    // And on the other account's path the person has no seat.
+    expect((await web.agent.post(`/accounts/${b.accountId}/approvals/${id}/approve`).set('X-CSRF-Token', web.csrf)).body.error.code).toBe('not_a_member');
+    expect(await messageLeft(ch, m.ts)).toBe(1);
+  });
 });
