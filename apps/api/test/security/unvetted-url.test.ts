@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { eq, webhookBodies, webhookDeliveries } from '@teamchat/db';
-import { bearer, newAccount, newKey, type Harness } from '../../../../test/support/harness';
+import { bearer, newAccount, newKey, signInWeb, type Harness } from '../../../../test/support/harness';
 import { startReceiver, type Receiver } from '../../../../test/support/https-receiver';
 import { createEndpointRow, deliveriesOf, startWebhookHarness } from '../../../../test/support/webhooks';
 
@@ -68,5 +68,25 @@ describe('an endpoint awaiting enable (URL set by a credential) delivers nothing
     const t = await request(h.api).post(`${base}/test`).set(bearer(key)).expect(200);
     await request(h.api).post(`${base}/deliveries/${t.body.delivery_id}/replay`).set(bearer(key)).expect(200);
     expect(rx.received.filter((r) => r.path === path)).toHaveLength(2);
+  });
+
+  test('a credential moving the URL clears the custom Authorization header: once a person enables the new URL, it never receives the old receiver\'s token', async () => {
+    const s = await setup();
+    const row = await request(h.api).get(s.base).set(bearer(s.key)).expect(200);
+    expect(row.body).toMatchObject({ authorization_set: false, disabled_reason: 'awaiting_enable' });
+    const { agent, csrf } = await signInWeb(h, s.a.owner.email);
+    const enabled = await agent.patch(`/accounts/${s.a.accountId}/webhooks/${s.ep.id}`).set('X-CSRF-Token', csrf).send({ enabled: true });
+    expect(enabled.status).toBe(200);
+    expect(enabled.body.test_delivery).toMatchObject({ status: 'delivered' });
+    const [first] = s.atAttacker();
+    expect(first.headers.authorization).toBeUndefined();
+  });
+
+  test('a person moving the URL on the dashboard keeps the header (they set it and see authorization_set)', async () => {
+    const a = await newAccount(h);
+    const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: rx.url('/p1'), authorization: 'keep-me' });
+    const { agent, csrf } = await signInWeb(h, a.owner.email);
+    const moved = await agent.patch(`/accounts/${a.accountId}/webhooks/${ep.id}`).set('X-CSRF-Token', csrf).send({ url: rx.url('/p2') });
+    expect(moved.body).toMatchObject({ enabled: true, authorization_set: true });
   });
 });
