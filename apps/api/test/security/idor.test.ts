@@ -79,4 +79,20 @@ describe('jobs of another account: 404', () => {
     notFound(await a.web.get(`/jobs/${job.id}`), b.accountId);
     expect((await b.web.get(`/jobs/${job.id}`)).status).toBe(200);
   });
+
+  test('a delivery-log cursor of one endpoint is refused on another endpoint, and for another credential (400 invalid_cursor)', async () => {
+    const a = await webhookAccount(h);
+    const one = await withEndpoint(a);
+    const other = await withEndpoint(a);
+    await insertDeliveries(h, { accountId: a.accountId, endpointId: one.id, rows: [{ status: 'delivered' }] });
+    const page = await a.key.get(`/webhooks/${one.id}/deliveries?limit=1`).expect(200);
+    const cursor = page.body.next_cursor as string;
+    expect(cursor).toEqual(expect.any(String));
+    await a.key.get(`/webhooks/${one.id}/deliveries?limit=1&cursor=${encodeURIComponent(cursor)}`).expect(200);
+    const elsewhere = await a.key.get(`/webhooks/${other.id}/deliveries?cursor=${encodeURIComponent(cursor)}`);
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.body.error.code).toBe('invalid_cursor');
+    const otherCaller = await a.web.get(`/webhooks/${one.id}/deliveries?cursor=${encodeURIComponent(cursor)}`);
+    expect(otherCaller.body.error.code).toBe('invalid_cursor');
+  });
 });
