@@ -183,7 +183,9 @@ describe('list_webhooks (spec: list endpoints with their health)', () => {
   test('health follows the delivery log: after a delivered and a failed test event', async () => {
     const s = await setup();
     const ep = body(await registerThroughMcp(s));
-    body(await call(s.client, 'send_webhook_test', { endpoint_id: ep.id }));
+    // Awaiting enable, it takes no test event (its URL is not vetted yet): 403 forbidden awaiting_enable.
+    expect(toolError(await call(s.client, 'send_webhook_test', { endpoint_id: ep.id })).error).toMatchObject({ code: 'forbidden', reason: 'awaiting_enable' });
+    await enableOnDashboard(s, ep.id); // delivers its own test event first
     rx.script({ status: 503 });
     expect(body(await call(s.client, 'send_webhook_test', { endpoint_id: ep.id })).status).toBe('failed');
     const [listed] = body(await call(s.client, 'list_webhooks')).data;
@@ -276,7 +278,8 @@ describe('send_webhook_test, list_webhook_deliveries, replay_webhook_delivery (s
 
   test('a failing receiver: the test result says failed with the receiver\'s status (a delivery result, not a tool error)', async () => {
     const s = await setup();
-    const ep = body(await registerThroughMcp(s)); // awaiting_enable: a test event still goes (spec: a test reaches a disabled endpoint)
+    const ep = body(await registerThroughMcp(s));
+    await enableOnDashboard(s, ep.id); // awaiting enable, it would take no test event at all
     rx.script({ status: 500 });
     const r = await call(s.client, 'send_webhook_test', { endpoint_id: ep.id });
     expect(body(r)).toMatchObject({ status: 'failed', response_status: 500, error: 'receiver answered 500' });
@@ -288,6 +291,7 @@ describe('webhook limits answer as tool errors with the spec body and Retry-Afte
   test('test events: the 11th within a minute is rate_limited, scope webhook_test_per_minute, retry_after', async () => {
     const s = await setup();
     const ep = body(await registerThroughMcp(s));
+    await enableOnDashboard(s, ep.id); // its own test event is not one of the 10
     for (let i = 0; i < MANUAL_DELIVERY_LIMITS.test.limit; i++) body(await call(s.client, 'send_webhook_test', { endpoint_id: ep.id }));
     const r = await call(s.client, 'send_webhook_test', { endpoint_id: ep.id });
     const e = toolError(r);
@@ -295,12 +299,13 @@ describe('webhook limits answer as tool errors with the spec body and Retry-Afte
     expect(e.error.retry_after).toBeGreaterThan(0);
     expect(e.error.retry_after).toBeLessThanOrEqual(60);
     expect((r.content as Array<{ text: string }>)[0].text).toMatch(/^rate_limited: .* Retry after \d+ s\.$/);
-    expect(s.mine()).toHaveLength(10);
+    expect(s.mine()).toHaveLength(11);
   });
 
   test('replays: the 61st within an hour is rate_limited, scope webhook_replay_per_hour, retry_after', async () => {
     const s = await setup();
     const ep = body(await registerThroughMcp(s));
+    await enableOnDashboard(s, ep.id); // its own test event first
     const { delivery_id } = body(await call(s.client, 'send_webhook_test', { endpoint_id: ep.id }));
     for (let i = 0; i < MANUAL_DELIVERY_LIMITS.replay.limit; i++) {
       expect(body(await call(s.client, 'replay_webhook_delivery', { endpoint_id: ep.id, delivery_id })).status).toBe('delivered');
@@ -309,7 +314,7 @@ describe('webhook limits answer as tool errors with the spec body and Retry-Afte
     expect(e).toMatchObject({ http_status: 429, error: { code: 'rate_limited', scope: 'webhook_replay_per_hour', limit: 60 } });
     expect(e.error.retry_after).toBeGreaterThan(60);
     expect(e.error.retry_after).toBeLessThanOrEqual(3600);
-    expect(s.mine()).toHaveLength(61);
+    expect(s.mine()).toHaveLength(62);
   }, 60_000);
 });
 

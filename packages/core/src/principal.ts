@@ -14,6 +14,8 @@ export interface Principal {
   identityId?: string;
   scopes?: readonly string[];
   readOnly: boolean;
+  /** credentials only: when it stops working (null: never); what it mints expires no later */
+  expiresAt?: Date | null;
 }
 
 /** The caller inside one account: role, acting identity and effective scopes resolved. */

@@ -12,6 +12,31 @@ export interface CreateResult {
   headers?: Record<string, string>;
   /** work to do only once the transaction has committed (enqueue a job, ...) */
   afterCommit?: () => Promise<void>;
+  /**
+   * Fields of `body` holding a secret shown once (a new agent's token): a replay returns them
+   * only to the very credential or session that made the first request. Every credential of a
+   * person shares the key's scope and a replay runs no checks, so another of them (a narrower
+   * key, an agent) must not receive a credential it could not have minted.
+   */
+  secretFields?: readonly string[];
+}
+
+/** Inside the sealed stored body: who made the first request, and which fields only they get back. */
+const OWNER = '$principal';
+const SECRETS = '$secret_fields';
+
+function storedForm(out: CreateResult, principalId: string): unknown {
+  const body = out.storedBody ?? out.body;
+  if (!out.secretFields?.length || !body || typeof body !== 'object') return body;
+  return { ...(body as Record<string, unknown>), [OWNER]: principalId, [SECRETS]: out.secretFields };
+}
+
+/** The stored body as this caller may see it: another credential's secret fields left out. */
+function replayedForm(stored: unknown, principalId: string): unknown {
+  if (!stored || typeof stored !== 'object' || !(OWNER in stored)) return stored;
+  const { [OWNER]: owner, [SECRETS]: fields, ...body } = stored as Record<string, unknown>;
+  if (owner !== principalId) for (const f of (fields as string[]) ?? []) delete body[f];
+  return body;
 }
 
 export interface CreateContext {
@@ -77,11 +102,11 @@ function handler(useCase: (ctx: CreateContext) => Promise<CreateResult>, without
         const stored = await claimKey(tx, scope, requestHash(req.body ?? {}), sealKeyOf(deps));
         if (stored) {
           replayed = true;
-          return { status: stored.status, body: stored.body, headers: stored.headers } as CreateResult;
+          return { status: stored.status, body: replayedForm(stored.body, actor.principal.id), headers: stored.headers } as CreateResult;
         }
       }
       const out = await useCase({ tx, deps, actor, body: valid.body, params: valid.params, req });
-      if (scope) await saveResponse(tx, scope, { status: out.status, body: out.storedBody ?? out.body, headers: out.headers ?? {} }, sealKeyOf(deps));
+      if (scope) await saveResponse(tx, scope, { status: out.status, body: storedForm(out, actor.principal.id), headers: out.headers ?? {} }, sealKeyOf(deps));
       return out;
     });
     if (!replayed && result.afterCommit) {

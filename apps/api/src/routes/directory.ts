@@ -39,8 +39,8 @@ export function directoryRouter(): Router {
       },
     }),
     creating(async ({ tx, actor, body }) => {
-      // A credential mints at most what it holds (its read-only flag too); a web session grants up to its role.
-      const grantor = isWebSession(actor) ? undefined : { scopes: actor.scopes, readOnly: actor.principal.readOnly };
+      // A credential mints at most what it holds (its read-only flag and expiry too); a web session grants up to its role.
+      const grantor = isWebSession(actor) ? undefined : { scopes: actor.scopes, readOnly: actor.principal.readOnly, expiresAt: actor.principal.expiresAt };
       const agent = await createAgent(tx, {
         accountId: actor.accountId, name: body.name, approvedByUserId: actor.userId, approverRole: actor.role, scopes: body.scopes, actor, grantor,
       });
@@ -48,8 +48,10 @@ export function directoryRouter(): Router {
         status: 201,
         body: {
           ...toIdentityView(agent.identity), token: agent.token, credential_id: agent.credentialId, scopes: agent.scopes,
-          read_only: agent.readOnly, client_ref: body.client_ref ?? null,
+          read_only: agent.readOnly, expires_at: agent.expiresAt?.toISOString() ?? null, client_ref: body.client_ref ?? null,
         },
+        // A replay shows the token again only to the credential (or session) that registered it.
+        secretFields: ['token'],
       };
     }),
   );

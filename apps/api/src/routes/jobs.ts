@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import Joi from 'joi';
-import { errors, getJob, listAudit, listQuerySchema, toAuditView, toJobView } from '@teamchat/core';
+import { auditViewsFor, errors, getJob, listAudit, listQuerySchema, toJobView } from '@teamchat/core';
 import { requireScope } from '../http/account';
-import { depsOf, locals } from '../http/locals';
+import { actorOf, depsOf, locals } from '../http/locals';
 import { listRequest, sendPage } from '../http/lists';
 import { validate } from '../http/validate';
 
@@ -18,8 +18,11 @@ export function operationsRouter(): Router {
 
   router.get('/audit', requireScope('audit:read'), validate({ query: listQuerySchema }), async (req, res) => {
     const page = listRequest<number>(req, res, 'audit');
-    const rows = await listAudit(depsOf(req).database.db, req.params.accountId as string, page);
-    sendPage(req, res, 'audit', rows, page.limit, toAuditView, (r) => r.seq);
+    const db = depsOf(req).database.db;
+    const rows = await listAudit(db, req.params.accountId as string, page);
+    // Entries about channels the reader cannot read are redacted (core audit.ts).
+    const views = new Map((await auditViewsFor(db, actorOf(res), rows)).map((v) => [v.id, v]));
+    sendPage(req, res, 'audit', rows, page.limit, (r) => views.get(r.id)!, (r) => r.seq);
   });
 
   return router;

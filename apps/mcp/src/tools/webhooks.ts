@@ -56,7 +56,7 @@ export const webhookTools: ToolDef[] = [
   }),
   defineTool({
     name: 'send_webhook_test', title: 'Send a test event', toolset: WH, scope: 'webhooks:manage', method: 'POST', path: '/accounts/{accountId}/webhooks/{endpointId}/test',
-    description: 'Delivers a signed `test` event to the endpoint now (disabled endpoints too) and returns the result: delivery_id, status (delivered or failed), response_status, latency_ms, error. Never retried; costs one call unit of the endpoint creator\'s seat; 10 per minute per endpoint (rate_limited with retry_after).',
+    description: 'Delivers a signed `test` event to the endpoint now (disabled endpoints too, except one awaiting enable: forbidden, reason awaiting_enable) and returns the result: delivery_id, status (delivered or failed), response_status, latency_ms, error. Never retried; costs one call unit of the endpoint creator\'s seat; 10 per minute per endpoint (rate_limited with retry_after).',
     annotations: writes({ openWorldHint: true }),
     input: { endpoint_id: endpointId },
     request: (a) => ({ method: 'POST', path: `${endpointPath(a.endpoint_id)}/test`, body: {} }),
@@ -70,7 +70,7 @@ export const webhookTools: ToolDef[] = [
   }),
   defineTool({
     name: 'replay_webhook_delivery', title: 'Replay a delivery', toolset: WH, scope: 'webhooks:manage', method: 'POST', path: '/accounts/{accountId}/webhooks/{endpointId}/deliveries/{deliveryId}/replay',
-    description: 'Sends a logged delivery again now, whatever its status (dead included): a new delivery with exactly the body sent the first time and the same event id. Returns delivery_id, status, response_status, latency_ms, error, next_retry_at. One attempt (dead if it fails); 60 per hour per endpoint (rate_limited with retry_after).',
+    description: 'Sends a logged delivery again now, whatever its status (dead included): a new delivery with exactly the body sent the first time and the same event id. Returns delivery_id, status, response_status, latency_ms, error, next_retry_at. One attempt (dead if it fails); 60 per hour per endpoint (rate_limited with retry_after). Refused for an endpoint awaiting enable (forbidden, reason awaiting_enable).',
     annotations: writes({ openWorldHint: true }),
     input: { endpoint_id: endpointId, delivery_id: z.string().min(1).max(80).describe('Delivery id (`id` from list_webhook_deliveries, "dlv_…").') },
     request: (a) => ({ method: 'POST', path: `${endpointPath(a.endpoint_id)}/deliveries/${seg(a.delivery_id)}/replay`, body: {} }),

@@ -34,16 +34,19 @@ export async function createApiKey(
  * Registers an agent identity and issues its token. The agent spends the approving person's
  * seat, and can hold only scopes that person's role allows. Registered through a credential
  * (`grantor`), it holds at most that credential's scopes, and a read-only credential makes a
- * read-only agent (issue 7 item 1); a web session or the operator CLI grants up to the role.
+ * read-only agent (issue 7 item 1) and an expiring one an agent that expires with it; a web
+ * session or the operator CLI grants up to the role.
  */
 export async function createAgent(
   tx: Executor,
   input: {
     accountId: string; name: string; approvedByUserId: string; approverRole: Role; scopes: string[]; actor?: Actor;
-    grantor?: Grantor & { readOnly: boolean };
+    grantor?: Grantor & { readOnly: boolean; expiresAt?: Date | null };
   },
 ) {
   const readOnly = input.grantor?.readOnly ?? false;
+  // Never a longer life than the credential that mints it (null: it does not expire).
+  const expiresAt = input.grantor?.expiresAt ?? null;
   const scopes = resolveCredentialScopes(input.scopes, input.approverRole, readOnly, input.grantor);
   const [identity] = await tx
     .insert(identities)
@@ -53,13 +56,13 @@ export async function createAgent(
   const id = newId('credential');
   await tx.insert(credentials).values({
     id, accountId: input.accountId, kind: 'agent_token', userId: input.approvedByUserId, identityId: identity.id,
-    prefix: displayPrefix(token), secretHash: hashSecret(token), scopes, readOnly,
+    prefix: displayPrefix(token), secretHash: hashSecret(token), scopes, readOnly, expiresAt,
   });
   await recordAudit(tx, {
     accountId: input.accountId, action: 'agent.created', actor: input.actor, via: 'cli',
-    targetType: 'identity', targetId: identity.id, data: { approved_by: input.approvedByUserId, scopes, read_only: readOnly, credential_id: id },
+    targetType: 'identity', targetId: identity.id, data: { approved_by: input.approvedByUserId, scopes, read_only: readOnly, credential_id: id, expires_at: expiresAt?.toISOString() ?? null },
   });
-  return { identity, credentialId: id, token, scopes, readOnly };
+  return { identity, credentialId: id, token, scopes, readOnly, expiresAt };
 }
 
 export async function revokeCredential(tx: Executor, input: { accountId: string; credentialId: string; actor?: Actor }) {
@@ -129,6 +132,7 @@ export async function authenticateCredentialIn(db: Executor, secret: string, now
     identityId: row.identity_id,
     scopes: row.scopes,
     readOnly: row.read_only,
+    expiresAt: row.expires_at,
   };
   return accountId === undefined ? { principal } : { principal, membership: membershipFrom(accountId, row) };
 }

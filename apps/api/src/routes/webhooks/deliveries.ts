@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import Joi from 'joi';
 import {
-  assertManualDeliveryAllowed, deliverTestEvent, listDeliveries, listQuerySchema, replayDelivery, requireEndpoint, toDeliveryView,
+  assertManualDeliveryAllowed, deliverTestEvent, listDeliveries, listQuerySchema, replayDelivery, requireEndpoint, requireSendableEndpoint, toDeliveryView,
 } from '@teamchat/core';
 import { requireScope } from '../../http/account';
 import { depsOf, locals } from '../../http/locals';
@@ -23,7 +23,7 @@ export function webhookDeliveriesRouter(): Router {
     const deps = depsOf(req);
     const accountId = req.params.accountId as string;
     const { endpointId } = locals(res).valid.params as { endpointId: string };
-    await requireEndpoint(deps.database.db, accountId, endpointId);
+    await requireSendableEndpoint(deps.database.db, accountId, endpointId);
     await assertManualDeliveryAllowed(deps.redis, deps.config.redisPrefix, 'test', endpointId);
     res.json(await deliverTestEvent(deps, { accountId, endpointId }));
   });
@@ -47,7 +47,7 @@ export function webhookDeliveriesRouter(): Router {
       const deps = depsOf(req);
       const accountId = req.params.accountId as string;
       const { endpointId, deliveryId } = locals(res).valid.params as { endpointId: string; deliveryId: string };
-      await requireEndpoint(deps.database.db, accountId, endpointId);
+      await requireSendableEndpoint(deps.database.db, accountId, endpointId);
       await assertManualDeliveryAllowed(deps.redis, deps.config.redisPrefix, 'replay', endpointId);
       res.json(await replayDelivery(deps, { accountId, endpointId, deliveryId }));
     },

@@ -1,10 +1,11 @@
 import { and, approvals, channels, eq, identities, messages, users, type Executor } from '@teamchat/db';
 import { getIdentity } from '../../accounts/directory';
+import { getMembership } from '../../accounts/people';
 import { recordAudit } from '../../audit';
 import { AppError, errors } from '../../errors';
 import { createJob } from '../../jobs/store';
 import type { Actor } from '../../principal';
-import { isManager } from '../../scopes';
+import { isManager, type Role } from '../../scopes';
 import { isChannelMember } from '../access';
 import { parseTs } from '../ts';
 import type { ApprovalRow } from '../views';
@@ -29,13 +30,43 @@ async function loadApproval(db: Executor, actor: Actor, approvalId: string, opti
   return row;
 }
 
-/** The author of what is destroyed (or the person who approved that agent), or an owner/admin. */
-async function mayDecide(db: Executor, actor: Actor, row: ApprovalRow): Promise<boolean> {
-  if (isManager(actor.role)) return true;
-  if (!row.ownerIdentityId) return false;
-  if (row.ownerIdentityId === actor.identityId) return true;
-  const owner = await getIdentity(db, row.accountId, row.ownerIdentityId);
-  return owner?.kind === 'agent' && owner.approvedByUserId === actor.userId;
+/** Who decides: the seat's person as they are now (role, person identity). */
+export interface Decider {
+  userId: string;
+  identityId: string;
+  role: Role;
+}
+
+/**
+ * Whether `who` may decide (and, when the job runs, still may): a person who could do the step
+ * themselves on the web, i.e. a member of the channel who is the author or an owner/admin; or
+ * the person who approved the agent that wrote the message (they answer for it). A DM is closed
+ * to anyone outside it, an owner or admin included; an admin outside a regular channel would
+ * have to join it first, in the open.
+ */
+async function mayDecide(db: Executor, who: Decider, row: ApprovalRow): Promise<boolean> {
+  if (row.ownerIdentityId && row.ownerIdentityId !== who.identityId) {
+    const owner = await getIdentity(db, row.accountId, row.ownerIdentityId);
+    if (owner?.kind === 'agent' && owner.approvedByUserId === who.userId) return true;
+  }
+  if (!isManager(who.role) && (!row.ownerIdentityId || row.ownerIdentityId !== who.identityId)) return false;
+  const target = row.target as { channel_id: string };
+  return isChannelMember(db, target.channel_id, who.identityId);
+}
+
+/**
+ * Re-checks, when an approved step runs, that the person who approved it still may: a seat in
+ * the account, and the rights `mayDecide` asks for (a demoted admin, or one who left the
+ * channel, runs nothing). Throws 403 forbidden, `reason: approver_lost_rights`.
+ */
+export async function assertDeciderStillMay(db: Executor, row: ApprovalRow): Promise<void> {
+  const seat = row.decidedByUserId ? await getMembership(db, row.accountId, row.decidedByUserId) : undefined;
+  const may = seat ? await mayDecide(db, { userId: seat.userId, identityId: seat.identityId, role: seat.role as Role }, row) : false;
+  if (!may) {
+    throw new AppError('forbidden', 'The person who approved this may no longer do it (their seat, role or channel membership changed); nothing was done.', {
+      reason: 'approver_lost_rights',
+    });
+  }
 }
 
 /**
@@ -110,7 +141,7 @@ export async function decideApproval(
     throw new AppError('forbidden', status === 'expired' ? 'This approval has expired; ask again.' : `This approval was already ${status}.`, { reason: status === 'expired' ? 'expired' : 'already_decided', status });
   }
   if (!(await mayDecide(tx, actor, row))) {
-    throw new AppError('forbidden', 'Only the author of the message or an owner/admin may decide this.', { reason: 'not_author' });
+    throw new AppError('forbidden', 'Only a member of the channel who is the author or an owner/admin (or the person who approved the agent that wrote it) may decide this.', { reason: 'not_author' });
   }
   let jobId: string | null = null;
   if (input.decision === 'approve') {

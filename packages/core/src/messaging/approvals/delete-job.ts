@@ -3,6 +3,7 @@ import { and, approvals, channels, eq, messages } from '@teamchat/db';
 import { defineJob } from '../../jobs/catalogue';
 import { performMessageDelete } from '../messages/delete-message';
 import { parseTs } from '../ts';
+import { assertDeciderStillMay } from './decide-approval';
 import { MESSAGE_DELETE_JOB } from './job-types';
 
 /**
@@ -19,6 +20,8 @@ export const messageDeleteJob = defineJob<{ approval_id: string }>({
       if (!approval || approval.status !== 'approved' || approval.jobId !== job.id) {
         return { deleted: false, reason: 'approval_not_approved' };
       }
+      // Approved maybe a while ago: the approver must still be able to do it (seat, role, channel).
+      await assertDeciderStillMay(tx, approval);
       const target = approval.target as { channel_id: string; ts: string };
       const tsMicros = parseTs(target.ts);
       const [channel] = await tx.select().from(channels).where(and(eq(channels.id, target.channel_id), eq(channels.accountId, job.accountId)));

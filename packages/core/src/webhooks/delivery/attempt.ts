@@ -53,8 +53,10 @@ export async function runDeliveryAttempt(deps: Deps, transport: WebhookTransport
   if (row.claimedUntil && row.claimedUntil >= now) return { kind: 'wait', until: new Date(row.claimedUntil.getTime() + 1), reason: 'claimed' };
 
   // An event delivery whose endpoint was disabled or deleted since fan-out is never sent;
-  // tests and replays are explicit requests and go to a disabled endpoint too.
-  const gone = endpoint.deletedAt !== null ? 'endpoint deleted' : row.kind === 'event' && !endpoint.enabled ? `endpoint disabled (${endpoint.disabledReason ?? 'manual'})` : null;
+  // tests and replays are explicit requests and go to a disabled endpoint too, except one
+  // awaiting enable (its URL, set by a credential, is not vetted yet: manual.ts).
+  const unvetted = !endpoint.enabled && endpoint.disabledReason === 'awaiting_enable';
+  const gone = endpoint.deletedAt !== null ? 'endpoint deleted' : (row.kind === 'event' || unvetted) && !endpoint.enabled ? `endpoint disabled (${endpoint.disabledReason ?? 'manual'})` : null;
   if (gone) {
     await closeWithoutAttempt(db, row.id, `dropped: ${gone}`, now);
     return done(row.id, 'dead', null, null, `dropped: ${gone}`, null);

@@ -1,6 +1,6 @@
 import { and, eq, isNull, webhookEndpoints, type Executor } from '@teamchat/db';
 import type { Deps } from '../../context';
-import { errors } from '../../errors';
+import { AppError, errors } from '../../errors';
 import { runDeliveryAttempt, type AttemptOutcome } from './attempt';
 import { webhookQueuesFor } from './queues';
 import { WebhookTransport } from './transport';
@@ -27,6 +27,22 @@ export async function requireEndpoint(db: Executor, accountId: string, endpointI
     .from(webhookEndpoints)
     .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.accountId, accountId), isNull(webhookEndpoints.deletedAt)));
   if (!endpoint) throw errors.notFound('webhook endpoint');
+  return endpoint;
+}
+
+/**
+ * An endpoint a test event or replay may be sent to now. One awaiting enable has a URL set by a
+ * credential that no person has vetted yet (spec: it "delivers nothing"): 403 forbidden,
+ * `reason: awaiting_enable`, so a key cannot point an endpoint at its own server and replay the
+ * log (text bodies, the custom header) there. Other disabled endpoints still take them.
+ */
+export async function requireSendableEndpoint(db: Executor, accountId: string, endpointId: string) {
+  const endpoint = await requireEndpoint(db, accountId, endpointId);
+  if (!endpoint.enabled && endpoint.disabledReason === 'awaiting_enable') {
+    throw new AppError('forbidden', 'This endpoint awaits an owner or admin enabling it on the dashboard; until then nothing is sent to it, tests and replays included.', {
+      reason: 'awaiting_enable',
+    });
+  }
   return endpoint;
 }
 

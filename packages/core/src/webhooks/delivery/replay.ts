@@ -1,7 +1,7 @@
 import { and, eq, webhookDeliveries } from '@teamchat/db';
 import type { Deps } from '../../context';
 import { errors } from '../../errors';
-import { attemptNow, requireEndpoint, type ManualResult } from './manual';
+import { attemptNow, requireSendableEndpoint, type ManualResult } from './manual';
 import { insertFirstAttempt } from './store';
 
 /**
@@ -13,7 +13,7 @@ import { insertFirstAttempt } from './store';
  */
 export async function replayDelivery(deps: Deps, input: { accountId: string; endpointId: string; deliveryId: string }): Promise<ManualResult> {
   const db = deps.database.db;
-  await requireEndpoint(db, input.accountId, input.endpointId);
+  await requireSendableEndpoint(db, input.accountId, input.endpointId);
   const [logged] = await db
     .select()
     .from(webhookDeliveries)

@@ -2,7 +2,7 @@ import { webhookBodies } from '@teamchat/db';
 import type { Deps } from '../../context';
 import { newId } from '../../ids';
 import { renderTestEventBody } from '../../events/render';
-import { attemptNow, requireEndpoint } from './manual';
+import { attemptNow, requireSendableEndpoint } from './manual';
 import { failTestWithoutAttempt, insertFirstAttempt } from './store';
 
 /** The answer of POST .../webhooks/{endpointId}/test, and of the test event that enabling delivers first. */
@@ -24,7 +24,7 @@ export interface TestDeliveryResult {
  */
 export async function deliverTestEvent(deps: Deps, input: { accountId: string; endpointId: string }): Promise<TestDeliveryResult> {
   const db = deps.database.db;
-  const endpoint = await requireEndpoint(db, input.accountId, input.endpointId);
+  const endpoint = await requireSendableEndpoint(db, input.accountId, input.endpointId);
   const now = deps.now();
   const eventId = newId('event');
   const row = await db.transaction(async (tx) => {

@@ -27,7 +27,7 @@ export interface UpdateResult {
 /**
  * PATCH: changes the URL, events, channels, payload, custom header, or enables/disables
  * (rules in enablement.ts). `enabled: true` and `authorization` are web session only. A new URL
- * is vetted by the URL guard. Bumps `version`.
+ * is vetted by the URL guard; set through a credential, it also clears the custom header. Bumps `version`.
  */
 export async function updateEndpoint(tx: Executor, input: UpdateInput): Promise<UpdateResult> {
   const { deps, actor } = input;
@@ -49,6 +49,10 @@ export async function updateEndpoint(tx: Executor, input: UpdateInput): Promise<
   if (input.authorization !== undefined) {
     changes.authorizationEnc = input.authorization === null ? null : sealWebhookSecret(deps.config, input.authorization);
   }
+  // The custom header is a secret a person gave the old receiver: a URL a credential sets never
+  // gets it, even once a person enables that URL (they set the header again on the dashboard).
+  const headerDropped = !web && changes.url !== undefined && row.authorizationEnc !== null;
+  if (headerDropped) changes.authorizationEnc = null;
 
   const now = deps.now();
   const next = nextEnablement(row, { web, url: input.url, payload: input.payload, enabled: input.enabled, now });
@@ -70,7 +74,7 @@ export async function updateEndpoint(tx: Executor, input: UpdateInput): Promise<
     accountId: actor.accountId, action: 'webhook.updated', actor, targetType: 'webhook_endpoint', targetId: row.id,
     data: {
       // names only: the custom header's value never reaches the audit log
-      fields: (['url', 'events', 'channels', 'payload', 'enabled', 'authorization'] as const).filter((f) => input[f] !== undefined),
+      fields: (['url', 'events', 'channels', 'payload', 'enabled', 'authorization'] as const).filter((f) => input[f] !== undefined || (f === 'authorization' && headerDropped)),
       enabled: { from: row.enabled, to: endpoint.enabled },
       disabled_reason: { from: row.disabledReason, to: endpoint.disabledReason },
     },
