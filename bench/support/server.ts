@@ -50,7 +50,8 @@ async function main(): Promise<void> {
   const { createApp } = await import('../../apps/api/src/app');
   const high = (p: 'starter' | 'pro' | 'scale') => ({ ...core.PLAN_LIMITS[p], callsPerMinute: 1_000_000_000, unitsPerDay: 1_000_000_000 });
   const env = {
-    NODE_ENV: 'production',
+    // Not 'production': it refuses LIMITS_ENABLED=false, which the "limits off" app needs; NODE_ENV changes nothing else.
+    NODE_ENV: 'test',
     DATABASE_URL: process.env.BENCH_DATABASE_URL,
     REDIS_URL: process.env.BENCH_REDIS_URL,
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
