@@ -1,7 +1,8 @@
 import {
-  accounts, and, eq, inArray, sql, webhookBodies, webhookDeliveries, webhookEndpoints, type Executor,
+  accounts, and, eq, inArray, runStatement, sql, webhookBodies, webhookDeliveries, webhookEndpoints, type Executor,
 } from '@teamchat/db';
 import { newId } from '../../ids';
+import { CLAIM, CLOSE_DELIVERED } from './statements';
 
 /**
  * The delivery log's rows and their transitions (spec: Delivery transitions). One row per
@@ -36,20 +37,23 @@ export async function loadDeliveryContext(db: Executor, deliveryId: string): Pro
 
 /**
  * Claims an open, due row for one attempt until `until`: no two workers attempt it at once. An
- * expired claim (its worker died) may be taken again: at-least-once.
+ * expired claim (its worker died) may be taken again: at-least-once. One named statement; the
+ * answer is the loaded row under the new claim (the columns the claim checks are re-read by it,
+ * the others never change after insert).
  */
-export async function claimDelivery(db: Executor, deliveryId: string, now: Date, until: Date): Promise<DeliveryRow | undefined> {
-  const [row] = await db
-    .update(webhookDeliveries)
-    .set({ claimedUntil: until })
-    .where(and(
-      eq(webhookDeliveries.id, deliveryId),
-      inArray(webhookDeliveries.status, [...OPEN_STATUSES]),
-      sql`(${webhookDeliveries.nextRetryAt} IS NULL OR ${webhookDeliveries.nextRetryAt} <= ${now})`,
-      sql`(${webhookDeliveries.claimedUntil} IS NULL OR ${webhookDeliveries.claimedUntil} < ${now})`,
-    ))
-    .returning();
-  return row;
+export async function claimDelivery(db: Executor, row: DeliveryRow, now: Date, until: Date): Promise<DeliveryRow | undefined> {
+  const [claimed] = await runStatement(db, CLAIM, [row.id, until, now]);
+  return claimed ? { ...row, claimedUntil: until } : undefined;
+}
+
+/**
+ * The common outcome, delivered (a 2xx within the slow bar), in one statement: the row closed
+ * under our claim and the endpoint's health recorded (recordHealth's rule). False when the
+ * claim was lost meanwhile.
+ */
+export async function closeDelivered(db: Executor, input: { deliveryId: string; claim: Date; responseStatus: number; latencyMs: number; now: Date }): Promise<boolean> {
+  const [r] = await runStatement(db, CLOSE_DELIVERED, [input.deliveryId, input.claim, input.responseStatus, input.latencyMs, input.now, new Date(input.now.getTime() - 1000)]);
+  return r.closed === 1;
 }
 
 /** The fence every write after an attempt carries: this row, still open, still under our claim. */
