@@ -23,15 +23,27 @@ export interface DeliveryContext {
   body: string;
 }
 
-/** The row with everything its attempt needs, in one query. */
-export async function loadDeliveryContext(db: Executor, deliveryId: string): Promise<DeliveryContext | undefined> {
-  const [r] = await db
+function loadQuery(db: Executor) {
+  return db
     .select({ row: webhookDeliveries, endpoint: webhookEndpoints, account: { id: accounts.id, plan: accounts.plan, state: accounts.state }, body: webhookBodies.body })
     .from(webhookDeliveries)
     .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
     .innerJoin(accounts, eq(accounts.id, webhookDeliveries.accountId))
     .innerJoin(webhookBodies, eq(webhookBodies.id, webhookDeliveries.bodyId))
-    .where(eq(webhookDeliveries.id, deliveryId));
+    .where(eq(webhookDeliveries.id, sql.placeholder('id')))
+    .prepare('webhook_load_delivery');
+}
+/** Built once per database handle: the query builder runs once, PostgreSQL plans the named statement once per connection. */
+const loadQueries = new WeakMap<object, ReturnType<typeof loadQuery>>();
+
+/** The row with everything its attempt needs, in one query (a prepared, named statement). */
+export async function loadDeliveryContext(db: Executor, deliveryId: string): Promise<DeliveryContext | undefined> {
+  let q = loadQueries.get(db);
+  if (!q) {
+    q = loadQuery(db);
+    loadQueries.set(db, q);
+  }
+  const [r] = await q.execute({ id: deliveryId });
   return r;
 }
 
