@@ -92,6 +92,8 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
   const onData = (d: Buffer) => {
     // Keep only a tail for error messages; the JSON log lines are otherwise dropped.
     if (!started) out = (out + d.toString()).slice(-20_000);
+    // BENCH_WORKER_LOG=1: the workers' warn and error lines on stderr.
+    if (process.env.BENCH_WORKER_LOG === '1') for (const l of d.toString().split('\n')) if (/"level":"(warn|error)"/.test(l)) process.stderr.write(`[worker ${child.pid}] ${l}\n`);
     if (out.includes('worker started')) started = true;
   };
   child.stdout!.on('data', onData);
