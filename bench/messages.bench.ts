@@ -12,8 +12,16 @@
  * and PostgreSQL round trips per request: on a shared machine these move far less than req/s.
  */
 import { startServer } from './support/child';
-import { CONNECTIONS, DURATION_S, WARMUP_S, measure, row } from './support/load';
-import type { BenchContext, BenchResult } from './run';
+import { CONNECTIONS, DURATION_S, WARMUP_S, measure, row, type Measured } from './support/load';
+import type { BenchContext, BenchResult, Figure } from './run';
+
+/** This bench's lines of the figures table (issue 9): req/s and p99 of a route next to its bare Express row. */
+function figuresOf(id: string, name: string, m: Measured, base: Measured, baseName: string): Figure[] {
+  return [
+    { id: `${id}_rps`, figure: `${name}: throughput`, value: Math.round(m.rps), unit: 'req/s', baseline: baseName, baselineValue: Math.round(base.rps), ratioPct: Number(((100 * m.rps) / base.rps).toFixed(1)) },
+    { id: `${id}_p99_ms`, figure: `${name}: p99 latency`, value: m.p99, unit: 'ms', baseline: baseName, baselineValue: base.p99 },
+  ];
+}
 
 export default async function messagesBench(ctx: BenchContext): Promise<BenchResult> {
   const server = await startServer(ctx);
@@ -32,6 +40,7 @@ export default async function messagesBench(ctx: BenchContext): Promise<BenchRes
     await server.setPage(page);
 
     const rows = [];
+    const figures: Figure[] = [];
     // BENCH_ONLY=post1,post8,read,echo picks rows (for a profile of one route, leave out echo)
     const echo = want('echo') ? await measure(server, { url: `${bare}/echo`, method: 'POST', headers: { 'content-type': 'application/json' }, body }) : undefined;
     if (echo) rows.push(row('bare Express JSON echo (POST)', echo));
@@ -42,16 +51,19 @@ export default async function messagesBench(ctx: BenchContext): Promise<BenchRes
     if (want('post8')) {
       const m = await measure(server, { url: api, requests: seed.channels.map((ch) => ({ method: 'POST' as const, path: postPath(ch), headers, body })) });
       rows.push(row(`POST messages, ${seed.channels.length} channels`, m, echo));
+      if (echo) figures.push(...figuresOf('api_write', `API write: POST messages over ${seed.channels.length} channels`, m, echo, 'bare Express JSON echo (POST)'));
     }
     if (want('read')) {
       const bareGet = want('echo') ? await measure(server, { url: `${bare}/page` }) : undefined;
       if (bareGet) rows.push(row('bare Express GET, same page JSON', bareGet));
       const m = await measure(server, { url: `${api}${readPath}`, headers });
       rows.push(row('GET messages (page of 50)', m, bareGet));
+      if (bareGet) figures.push(...figuresOf('api_read', 'API read: GET messages (page of 50)', m, bareGet, 'bare Express GET, same page JSON'));
     }
     return {
       title: `API hot path vs bare Express (${CONNECTIONS} connections, ${DURATION_S}s each after ${WARMUP_S}s warm-up; limits off; logging info)`,
       rows,
+      figures,
       notes: [
         '% of baseline: req/s of the route ÷ req/s of the bare Express row above it (echo for posts, same-JSON GET for the read), same run.',
         'CPU µs/req: the server process\'s process.cpuUsage() over the run ÷ requests; PG rt/req: pg Client.query calls ÷ requests.',

@@ -23,6 +23,27 @@ export interface BenchResult {
   /** rows of figures, printed as a table */
   rows: Array<Record<string, string | number>>;
   notes?: string[];
+  /** this bench's lines of the one figures table (issue 9) */
+  figures?: Figure[];
+}
+
+/**
+ * One line of the figures table (issue 9) and of `figures` in bench/results.json: a measured
+ * value next to its baseline measured in the same run.
+ */
+export interface Figure {
+  /** stable key, e.g. `api_post8_rps`, `webhook_e2e_p99_ms` */
+  id: string;
+  figure: string;
+  value: number;
+  unit: string;
+  baseline: string;
+  baselineValue: number;
+  /** value ÷ baselineValue × 100 where that ratio is the point (throughput); omitted otherwise */
+  ratioPct?: number;
+  /** the issue's target, if it sets one, and whether this run met it */
+  target?: string;
+  met?: boolean;
 }
 
 const SERVER_URL = process.env.TEST_SERVER_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -43,17 +64,49 @@ async function main(): Promise<void> {
   try {
     await runMigrations(ctx.databaseUrl);
     console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+    const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? '', memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadavg: os.loadavg().map((x) => Number(x.toFixed(2))) };
+    const startedAt = new Date().toISOString();
+    const results: Array<{ file: string } & BenchResult> = [];
     for (const file of files) {
       const mod = (await import(path.join(__dirname, file))) as { default: (c: BenchContext) => Promise<BenchResult> };
       const result = await mod.default(ctx);
+      results.push({ file, ...result });
       console.log(`\n## ${result.title}`);
       console.table(result.rows);
       for (const note of result.notes ?? []) console.log(`- ${note}`);
     }
+    const figures = results.flatMap((r) => r.figures ?? []);
+    console.log('\n## The figures table (issue 9): each figure next to its same-run baseline');
+    console.table(figures.map(tableLine));
+    const out = {
+      schema: 'teamchat-bench/1',
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      machine: { ...machine, loadavgAtEnd: os.loadavg().map((x) => Number(x.toFixed(2))) },
+      filter: filter ?? null,
+      env: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_')).sort()),
+      figures,
+      benches: results.map((r) => ({ file: r.file, title: r.title, rows: r.rows, notes: r.notes ?? [] })),
+    };
+    // A partial run (a filter) writes beside the full results, never over them.
+    const file = path.join(__dirname, filter ? `results.${filter}.json` : 'results.json');
+    fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
+    console.log(`\nwritten: ${path.relative(process.cwd(), file)}`);
   } finally {
     await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
     await admin.end();
   }
+}
+
+function tableLine(f: Figure): Record<string, string | number> {
+  return {
+    figure: f.figure,
+    value: `${f.value} ${f.unit}`,
+    baseline: f.baseline,
+    'baseline value': `${f.baselineValue} ${f.unit === '/s' || f.unit === 'req/s' ? f.unit : f.unit}`,
+    '% of baseline': f.ratioPct ?? '',
+    target: f.target ? `${f.target}: ${f.met ? 'met' : 'NOT met'}` : '',
+  };
 }
 
 main().then(

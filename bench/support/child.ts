@@ -27,6 +27,10 @@ export async function startServer(ctx: BenchContext): Promise<BenchServer> {
     env: { ...process.env, BENCH_DATABASE_URL: ctx.databaseUrl, BENCH_REDIS_URL: ctx.redisUrl },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
+  // A failed bench run must not leave its server behind.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.on('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
   let next = 1;
   const waiting = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
   const exited = new Promise<void>((resolve) => child.once('exit', () => {

@@ -1,60 +1,46 @@
-import { and, channelMembers, eq, events, identities, inArray, isNotNull, isNull, lte, sql, webhookBodies, webhookDeliveries, webhookEndpoints, type Executor } from '@teamchat/db';
+import { and, channelMembers, eq, events, identities, inArray, isNull, runStatement, webhookEndpoints, type Executor } from '@teamchat/db';
 import type { Deps } from '../../context';
 import { newId } from '../../ids';
 import { eventReachesEndpoint, renderEventBody, type EventRow, type PayloadMode } from '../../events';
+import { FANOUT_READ, FANOUT_WRITE, MARK_RELAYED, UNRELAYED } from './statements';
 
 /**
  * Fan-out of one event (issue 11): one delivery row per matching enabled endpoint (events
  * filter, channels filter, DM rule 2), the body rendered once per payload mode and stored, and
- * the event marked relayed, all in one transaction. An event already relayed fans out nothing
- * (a relay that runs twice never doubles a delivery), and the unique (endpoint, event) index
- * on first attempts guards the same. Events created before the endpoint's `enabled_at` (raised
- * while it was disabled, or before it existed) are never sent to it.
+ * the event marked relayed, all at once. An event already relayed fans out nothing (a relay
+ * that runs twice never doubles a delivery), and the unique (endpoint, event) index on first
+ * attempts guards the same. Events created before the endpoint's `enabled_at` (raised while it
+ * was disabled, or before it existed) are never sent to it.
+ *
+ * Two round trips (statements.ts): one read (the event and its account's endpoints), then one
+ * write statement that marks the event relayed and, only if this call did, inserts the bodies
+ * and deliveries: atomic on its own, so no transaction. A concurrent fan-out of the same event
+ * waits on the event's row lock, then finds it relayed and writes nothing.
  * Returns the new rows, to be enqueued after commit.
  */
 export async function fanOutEvent(deps: Pick<Deps, 'database'>, eventId: string): Promise<string[]> {
-  return deps.database.db.transaction(async (tx) => {
-    const [event] = await tx.select().from(events).where(and(eq(events.id, eventId), isNull(events.relayedAt))).for('update', { skipLocked: true });
-    if (!event) return [];
-    const ids = await fanOutInTx(tx, event);
-    await tx.update(events).set({ relayedAt: sql`now()` }).where(eq(events.id, event.id));
-    return ids;
-  });
-}
-
-async function fanOutInTx(tx: Executor, event: EventRow): Promise<string[]> {
-  const endpoints = await tx
-    .select({ id: webhookEndpoints.id, payload: webhookEndpoints.payload, events: webhookEndpoints.events, allChannels: webhookEndpoints.allChannels, channelIds: webhookEndpoints.channelIds })
-    .from(webhookEndpoints)
-    .where(and(
-      eq(webhookEndpoints.accountId, event.accountId),
-      eq(webhookEndpoints.enabled, true),
-      isNull(webhookEndpoints.deletedAt),
-      isNotNull(webhookEndpoints.enabledAt),
-      lte(webhookEndpoints.enabledAt, event.createdAt),
-    ));
-  const matching = endpoints.filter((e) => eventReachesEndpoint(event, { events: e.events, channels: e.allChannels ? 'all' : e.channelIds }));
-  if (matching.length === 0) return [];
-
-  const readers = await textReaders(tx, event, matching.filter((e) => e.payload === 'text').map((e) => e.id));
+  const db = deps.database.db;
+  const [r] = await runStatement(db, FANOUT_READ, [eventId]);
+  if (!r) return [];
+  const event: EventRow = {
+    id: r.id, seq: Number(r.seq), accountId: r.account_id, type: r.type, channelId: r.channel_id, data: r.data, createdAt: r.created_at, relayedAt: r.relayed_at,
+  };
+  const matching = r.endpoints.filter((e) => eventReachesEndpoint(event, { events: e.events, channels: e.all_channels ? 'all' : e.channel_ids }));
+  if (matching.length === 0) {
+    await runStatement(db, MARK_RELAYED, [event.id]);
+    return [];
+  }
+  const readers = await textReaders(db, event, matching.filter((e) => e.payload === 'text').map((e) => e.id));
   const modeOf = (e: { id: string; payload: string }): PayloadMode => (e.payload === 'text' && readers.has(e.id) ? 'text' : 'pointers');
-  const bodyIds = new Map<PayloadMode, string>();
-  for (const mode of new Set(matching.map(modeOf))) bodyIds.set(mode, await storeBody(tx, event, mode));
-
-  const rows = matching.map((e) => {
-    const id = newId('delivery');
-    return {
-      id, chainId: id, attempt: 1, status: 'pending', kind: 'event',
-      accountId: event.accountId, endpointId: e.id, eventId: event.id, eventType: event.type,
-      bodyId: bodyIds.get(modeOf(e))!, eventCreatedAt: event.createdAt,
-    };
-  });
-  const inserted = await tx
-    .insert(webhookDeliveries)
-    .values(rows)
-    .onConflictDoNothing({ target: [webhookDeliveries.endpointId, webhookDeliveries.eventId], where: sql`kind = 'event' AND attempt = 1` })
-    .returning({ id: webhookDeliveries.id });
-  return inserted.map((r) => r.id);
+  const bodies = [...new Set(matching.map(modeOf))].map((mode) => ({ id: newId('webhookBody'), mode, body: renderEventBody(event, mode) }));
+  const bodyOf = new Map(bodies.map((b) => [b.mode, b.id]));
+  const rows = matching.map((e) => ({ id: newId('delivery'), endpointId: e.id, bodyId: bodyOf.get(modeOf(e))! }));
+  const [written] = await runStatement(db, FANOUT_WRITE, [
+    event.id, event.accountId, event.type, event.createdAt,
+    bodies.map((b) => b.id), bodies.map((b) => b.mode), bodies.map((b) => b.body),
+    rows.map((d) => d.id), rows.map((d) => d.endpointId), rows.map((d) => d.bodyId),
+  ]);
+  return written.ids;
 }
 
 /**
@@ -73,24 +59,13 @@ async function textReaders(tx: Executor, event: EventRow, endpointIds: string[])
   return new Set(rows.map((r) => r.id));
 }
 
-/** The body of (event, mode), rendered once: an existing one is kept byte for byte. */
-async function storeBody(tx: Executor, event: EventRow, mode: PayloadMode): Promise<string> {
-  const [created] = await tx
-    .insert(webhookBodies)
-    .values({ id: newId('webhookBody'), accountId: event.accountId, eventId: event.id, eventType: event.type, mode, body: renderEventBody(event, mode) })
-    .onConflictDoNothing({ target: [webhookBodies.eventId, webhookBodies.mode] })
-    .returning({ id: webhookBodies.id });
-  if (created) return created.id;
-  const [existing] = await tx.select({ id: webhookBodies.id }).from(webhookBodies).where(and(eq(webhookBodies.eventId, event.id), eq(webhookBodies.mode, mode)));
-  return existing.id;
-}
-
 /** Unrelayed events in seq order (the relay's scan); `accountIds` narrows it (tests sharing one database). */
 export async function unrelayedEventIds(db: Executor, limit: number, accountIds?: readonly string[]): Promise<string[]> {
+  if (!accountIds) return (await runStatement(db, UNRELAYED, [limit])).map((r) => r.id);
   const rows = await db
     .select({ id: events.id })
     .from(events)
-    .where(and(isNull(events.relayedAt), accountIds ? inArray(events.accountId, [...accountIds, '']) : undefined))
+    .where(and(isNull(events.relayedAt), inArray(events.accountId, [...accountIds, ''])))
     .orderBy(events.seq)
     .limit(limit);
   return rows.map((r) => r.id);

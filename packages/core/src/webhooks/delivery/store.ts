@@ -1,7 +1,8 @@
 import {
-  accounts, and, eq, inArray, sql, webhookBodies, webhookDeliveries, webhookEndpoints, type Executor,
+  accounts, and, eq, inArray, runStatement, sql, webhookBodies, webhookDeliveries, webhookEndpoints, type Executor,
 } from '@teamchat/db';
 import { newId } from '../../ids';
+import { CLAIM, CLOSE_DELIVERED } from './statements';
 
 /**
  * The delivery log's rows and their transitions (spec: Delivery transitions). One row per
@@ -22,34 +23,49 @@ export interface DeliveryContext {
   body: string;
 }
 
-/** The row with everything its attempt needs, in one query. */
-export async function loadDeliveryContext(db: Executor, deliveryId: string): Promise<DeliveryContext | undefined> {
-  const [r] = await db
+function loadQuery(db: Executor) {
+  return db
     .select({ row: webhookDeliveries, endpoint: webhookEndpoints, account: { id: accounts.id, plan: accounts.plan, state: accounts.state }, body: webhookBodies.body })
     .from(webhookDeliveries)
     .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
     .innerJoin(accounts, eq(accounts.id, webhookDeliveries.accountId))
     .innerJoin(webhookBodies, eq(webhookBodies.id, webhookDeliveries.bodyId))
-    .where(eq(webhookDeliveries.id, deliveryId));
+    .where(eq(webhookDeliveries.id, sql.placeholder('id')))
+    .prepare('webhook_load_delivery');
+}
+/** Built once per database handle: the query builder runs once, PostgreSQL plans the named statement once per connection. */
+const loadQueries = new WeakMap<object, ReturnType<typeof loadQuery>>();
+
+/** The row with everything its attempt needs, in one query (a prepared, named statement). */
+export async function loadDeliveryContext(db: Executor, deliveryId: string): Promise<DeliveryContext | undefined> {
+  let q = loadQueries.get(db);
+  if (!q) {
+    q = loadQuery(db);
+    loadQueries.set(db, q);
+  }
+  const [r] = await q.execute({ id: deliveryId });
   return r;
 }
 
 /**
  * Claims an open, due row for one attempt until `until`: no two workers attempt it at once. An
- * expired claim (its worker died) may be taken again: at-least-once.
+ * expired claim (its worker died) may be taken again: at-least-once. One named statement; the
+ * answer is the loaded row under the new claim (the columns the claim checks are re-read by it,
+ * the others never change after insert).
  */
-export async function claimDelivery(db: Executor, deliveryId: string, now: Date, until: Date): Promise<DeliveryRow | undefined> {
-  const [row] = await db
-    .update(webhookDeliveries)
-    .set({ claimedUntil: until })
-    .where(and(
-      eq(webhookDeliveries.id, deliveryId),
-      inArray(webhookDeliveries.status, [...OPEN_STATUSES]),
-      sql`(${webhookDeliveries.nextRetryAt} IS NULL OR ${webhookDeliveries.nextRetryAt} <= ${now})`,
-      sql`(${webhookDeliveries.claimedUntil} IS NULL OR ${webhookDeliveries.claimedUntil} < ${now})`,
-    ))
-    .returning();
-  return row;
+export async function claimDelivery(db: Executor, row: DeliveryRow, now: Date, until: Date): Promise<DeliveryRow | undefined> {
+  const [claimed] = await runStatement(db, CLAIM, [row.id, until, now]);
+  return claimed ? { ...row, claimedUntil: until } : undefined;
+}
+
+/**
+ * The common outcome, delivered (a 2xx within the slow bar), in one statement: the row closed
+ * under our claim and the endpoint's health recorded (recordHealth's rule). False when the
+ * claim was lost meanwhile.
+ */
+export async function closeDelivered(db: Executor, input: { deliveryId: string; claim: Date; responseStatus: number; latencyMs: number; now: Date }): Promise<boolean> {
+  const [r] = await runStatement(db, CLOSE_DELIVERED, [input.deliveryId, input.claim, input.responseStatus, input.latencyMs, input.now, new Date(input.now.getTime() - 1000)]);
+  return r.closed === 1;
 }
 
 /** The fence every write after an attempt carries: this row, still open, still under our claim. */

@@ -33,11 +33,13 @@ interface PoolEntry {
 
 export class WebhookTransport {
   private readonly pools = new Map<string, PoolEntry>();
-  private readonly ca: string[] | undefined;
+  /** One TLS context for every connection: built from ~150 root certificates (plus WEBHOOK_CA_FILE) once, not per connection. */
+  private readonly secureContext: tls.SecureContext;
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly config: Pick<Config, 'webhookCaFile' | 'webhookTimeoutMs'>) {
-    this.ca = config.webhookCaFile ? [...tls.rootCertificates, fs.readFileSync(config.webhookCaFile, 'utf8')] : undefined;
+    const ca = config.webhookCaFile ? [...tls.rootCertificates, fs.readFileSync(config.webhookCaFile, 'utf8')] : undefined;
+    this.secureContext = tls.createSecureContext({ ca });
     this.timer = setInterval(() => this.closeIdle(), POOL_IDLE_MS);
     this.timer.unref();
   }
@@ -50,7 +52,7 @@ export class WebhookTransport {
       return hit.pool;
     }
     const servername = target.url.hostname.replace(/^\[(.*)\]$/, '$1');
-    const connector = buildConnector({ ca: this.ca, rejectUnauthorized: true, timeout: this.config.webhookTimeoutMs });
+    const connector = buildConnector({ secureContext: this.secureContext, rejectUnauthorized: true, timeout: this.config.webhookTimeoutMs } as buildConnector.BuildOptions);
     const address = target.address;
     const pool = new Pool(target.url.origin, {
       connections: POOL_CONNECTIONS,
