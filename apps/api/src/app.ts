@@ -34,9 +34,11 @@ export function createApp(deps: Deps, host: Host): Express {
   app.use(httpMetrics);
   app.use(healthRouter());
   app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
-  app.use(cookieParser());
 
   if (host === 'web') {
+    // Only the web host authenticates by cookie; the API host parses them only to refuse a
+    // browser session that sent no bearer (authenticate.ts), not on every request.
+    app.use(cookieParser());
     app.use(authRouter());
   } else {
     app.all('/auth/{*rest}', () => {

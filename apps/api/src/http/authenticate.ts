@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import cookieParser from 'cookie-parser';
 import { AppError, authenticateCredentialIn, authenticateSession, csrfMatches, errors, tokenKind } from '@teamchat/core';
 import { accountIdInPath } from './account';
 import { depsOf, locals, type Host } from './locals';
@@ -14,6 +15,14 @@ function bearer(req: Request): string | undefined {
   return m[1];
 }
 
+const parseCookies = cookieParser();
+
+/** The session cookie, if any; parses the cookies first where no middleware did (the API host). */
+function sessionCookieOf(req: Request, res: Response): string | undefined {
+  if (!req.cookies) parseCookies(req, res, () => undefined); // synchronous
+  return req.cookies?.[SESSION_COOKIE] as string | undefined;
+}
+
 /** 401 unauthorized, reason wrong_host, naming the host to use (spec: Hosts rule 4); built in core. */
 export const wrongHost = (useHost: Host, url: string): AppError => errors.wrongHost(useHost, url);
 
@@ -25,7 +34,7 @@ export async function authenticateApiHost(req: Request, res: Response, next: Nex
   const deps = depsOf(req);
   const token = bearer(req);
   if (!token) {
-    if (req.cookies?.[SESSION_COOKIE]) throw wrongHost('web', deps.config.publicWebUrl);
+    if (sessionCookieOf(req, res)) throw wrongHost('web', deps.config.publicWebUrl);
     throw errors.unauthorized();
   }
   if (tokenKind(token) === 'web_session') throw wrongHost('web', deps.config.publicWebUrl);
@@ -51,7 +60,7 @@ export async function authenticateWebHost(req: Request, res: Response, next: Nex
     if (kind === 'api_key' || kind === 'agent_token') throw wrongHost('api', deps.config.publicApiUrl);
     if (kind !== 'web_session') throw errors.unauthorized('The web host accepts only a signed-in session.');
   }
-  const secret = token ?? (req.cookies?.[SESSION_COOKIE] as string | undefined);
+  const secret = token ?? sessionCookieOf(req, res);
   if (!secret) throw errors.unauthorized('Sign in first.');
   const session = await authenticateSession(deps.database.db, secret, deps.now(), accountIdInPath(req));
   if (!session) throw errors.unauthorized('The session has ended or expired; sign in again.');

@@ -78,6 +78,24 @@ export function creatingAtomic(useCase: (ctx: AtomicCreateContext) => Promise<Cr
   return handler(({ tx, ...rest }) => useCase({ ...rest, db: tx }), useCase);
 }
 
+/**
+ * Sends a created object's answer: what `res.status(status).json(body)` sends (the app sets no
+ * json replacer, spaces or escape, and ETags are off), without Express's per-call work (its
+ * setting lookups, mime and charset parsing of Content-Type, freshness check), which the post's
+ * profile showed on every create (issue 10).
+ */
+function sendCreated(res: Response, status: number, body: unknown): void {
+  const json = JSON.stringify(body) as string | undefined;
+  if (json === undefined || status === 204 || status === 304) {
+    res.status(status).json(body); // no body to send: Express's own rules
+    return;
+  }
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.end(json);
+}
+
 /** `withoutKey`: how to run the use case when no Idempotency-Key is sent, if not in a transaction. */
 function handler(useCase: (ctx: CreateContext) => Promise<CreateResult>, withoutKey?: (ctx: AtomicCreateContext) => Promise<CreateResult>) {
   return async (req: Request, res: Response): Promise<void> => {
@@ -91,8 +109,8 @@ function handler(useCase: (ctx: CreateContext) => Promise<CreateResult>, without
     if (key === undefined && withoutKey) {
       const out = await withoutKey({ db: deps.database.db, deps, actor, body: valid.body, params: valid.params, req });
       if (out.afterCommit) await out.afterCommit().catch((err: Error) => locals(res).log.warn('after-commit step failed', { error: err.message }));
-      if (out.headers) for (const [name, value] of Object.entries(out.headers)) res.setHeader(name, value);
-      res.status(out.status).json(out.body);
+      if (out.headers) for (const name in out.headers) res.setHeader(name, out.headers[name]);
+      sendCreated(res, out.status, out.body);
       return;
     }
     const scope = key ? { userId: actor.userId, route: `POST ${req.baseUrl}${req.path}`, key: key.toLowerCase() } : null;
@@ -114,6 +132,6 @@ function handler(useCase: (ctx: CreateContext) => Promise<CreateResult>, without
     }
     for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
-    res.status(result.status).json(result.body);
+    sendCreated(res, result.status, result.body);
   };
 }

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { randomToken } from '@teamchat/core';
+import { randomIdToken } from '@teamchat/core';
 import { depsOf, locals, type Host } from './locals';
 
 /** Echo a sane incoming X-Request-Id, else make one; every response carries it (spec: Hosts rule 5). */
@@ -8,7 +8,7 @@ const SANE = /^[A-Za-z0-9._:-]{8,128}$/;
 export function requestContext(host: Host) {
   return (req: Request, res: Response, next: NextFunction) => {
     const incoming = req.get('x-request-id');
-    const requestId = incoming && SANE.test(incoming) ? incoming : `req_${randomToken(20)}`;
+    const requestId = incoming && SANE.test(incoming) ? incoming : `req_${randomIdToken(20)}`;
     res.setHeader('X-Request-Id', requestId);
     const l = locals(res);
     l.requestId = requestId;

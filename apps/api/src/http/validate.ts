@@ -28,11 +28,17 @@ function invalid(part: string, problems: Array<{ field: string; message: string 
  * res.locals.valid (Express 5 makes req.query read-only).
  */
 export function validate(schemas: RequestSchemas) {
+  // The options live on each schema, not in every validate() call: Joi merges call options into
+  // its defaults (and recompiles a schema's custom messages) on every call, but caches a schema's
+  // own preferences after its first use. A schema's own preferences still win over these.
+  const prefs = (part: 'params' | 'query' | 'body' | 'headers'): Joi.ValidationOptions =>
+    ({ abortEarly: false, stripUnknown: part === 'body', convert: true });
+  const body = schemas.body ? (Joi.isSchema(schemas.body) ? (schemas.body as Joi.ObjectSchema) : Joi.object(schemas.body)) : null;
   const compiled = {
-    params: schemas.params ? Joi.object(schemas.params).unknown(true) : null,
-    query: schemas.query ? Joi.object(schemas.query).unknown(true) : null,
-    body: schemas.body ? (Joi.isSchema(schemas.body) ? (schemas.body as Joi.ObjectSchema) : Joi.object(schemas.body)) : null,
-    headers: schemas.headers ? Joi.object(schemas.headers).unknown(true) : null,
+    params: schemas.params ? Joi.object(schemas.params).unknown(true).prefs(prefs('params')) : null,
+    query: schemas.query ? Joi.object(schemas.query).unknown(true).prefs(prefs('query')) : null,
+    body: body ? Joi.object().prefs(prefs('body')).concat(body) : null,
+    headers: schemas.headers ? Joi.object(schemas.headers).unknown(true).prefs(prefs('headers')) : null,
   };
   return (req: Request, res: Response, next: NextFunction) => {
     const valid = locals(res).valid;
@@ -48,7 +54,7 @@ export function validate(schemas: RequestSchemas) {
       if (part === 'body' && (typeof input !== 'object' || input === null || Array.isArray(input))) {
         throw new AppError('invalid_request', 'The request body must be a JSON object.', { field: 'body' });
       }
-      const { value, error } = schema.validate(input, { abortEarly: false, stripUnknown: part === 'body', convert: true });
+      const { value, error } = schema.validate(input);
       if (error) {
         throw invalid(part, error.details.map((d) => ({ field: d.path.join('.') || part, message: d.message.replace(/"/g, '') })));
       }

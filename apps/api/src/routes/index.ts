@@ -4,7 +4,7 @@ import { enforceLimits } from '../http/limits';
 import { accountRouter } from './account';
 import { directoryRouter } from './directory';
 import { operationsRouter } from './jobs';
-import { messagingRouter } from './messaging';
+import { messagingRouters } from './messaging';
 import { searchRouter } from './search';
 import { webhookDeliveriesRouter } from './webhooks/deliveries';
 import { webhookEndpointsRouter } from './webhooks/endpoints';
@@ -19,7 +19,7 @@ export function buildRouter(): Router {
   account.use(accountContext);
   account.use(enforceLimits);
   // The hot routes first: Express tries each router in turn (the paths do not overlap).
-  account.use(messagingRouter());
+  account.use(messagingRouters());
   account.use(accountRouter());
   account.use(directoryRouter());
   account.use(operationsRouter());

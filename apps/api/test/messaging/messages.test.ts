@@ -10,6 +10,22 @@ const TS = /^\d{10}\.\d{6}$/;
 const micros = (ts: string) => BigInt(ts.replace('.', ''));
 
 describe('Messages (spec: Endpoints / Messages)', () => {
+  test('post answer and edge validation (issue 10 post path): JSON headers as res.json sent them; every problem listed; unknown fields ignored', async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
+    const res = await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'héllo', bogus: 1 });
+    expect(res.status).toBe(201);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.text));
+    expect(res.headers['x-request-id']).toMatch(/^req_[0-9a-z]{20}$/);
+    expect(res.body.text).toBe('héllo');
+    expect(res.body).not.toHaveProperty('bogus');
+    const bad = await a.ownerApi.post(`/channels/${ch}/messages`, { text: 5, client_ref: 7 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('invalid_request');
+    expect(bad.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['client_ref', 'text']);
+  });
+
   test('post echoes client_ref, returns ts, version and ETag; list is newest first with versions', async () => {
     const a = await messagingAccount(h);
     const ch = await makeChannel(a.ownerApi);

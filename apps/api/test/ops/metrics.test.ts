@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
-import { Client } from 'pg';
 import { createAccount, createDeps, loadConfig, randomToken, startOpsServer, webhookQueuesFor, type OpsServer } from '@teamchat/core';
-import { runMigrations } from '@teamchat/db';
 import { bearer, newAccount, newKey, startHarness, UNLIMITED_PLANS, PASSWORD, type Harness } from '../../../../test/support/harness';
-import { TEST_REDIS_URL, TEST_SERVER_URL } from '../../../../test/support/env';
+import { TEST_REDIS_URL } from '../../../../test/support/env';
+import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
 import { declaredNames, parseMetrics, valueOf } from '../../../../test/support/prometheus';
 import { ROOT } from '../../../../test/support/processes';
 
@@ -124,15 +123,9 @@ describe('issue 9 Operate: Prometheus metrics on the operations port', () => {
 
   test('outbox backlog (unrelayed rows) and the oldest row age are read at scrape time', async () => {
     // A database of its own, so no relay of another test file touches its rows.
-    const name = `teamchat_ops_${randomToken(8).toLowerCase()}`;
-    const admin = new Client({ connectionString: TEST_SERVER_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${name}"`);
-    const url = new URL(TEST_SERVER_URL);
-    url.pathname = `/${name}`;
-    await runMigrations(url.toString());
+    const { name, url } = await createMigratedDatabase('teamchat_ops');
     const config = loadConfig(
-      { NODE_ENV: 'test', DATABASE_URL: url.toString(), REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'silent' },
+      { NODE_ENV: 'test', DATABASE_URL: url, REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'silent' },
       { secretsKey: 'ab'.repeat(32), redisPrefix: `test-${randomToken(8)}` },
     );
     const deps = createDeps(config, 'test', { poolSize: 2 });
@@ -163,8 +156,7 @@ describe('issue 9 Operate: Prometheus metrics on the operations port', () => {
     } finally {
       await own.close();
       await deps.close();
-      await admin.query(`DROP DATABASE "${name}" WITH (FORCE)`);
-      await admin.end();
+      await dropDatabase(name);
     }
   });
 

@@ -83,7 +83,10 @@ describe('issue 10: round trips of a post', () => {
     const outsider = await memberCaller(h, a.accountId);
     await outsider.get('/channels'); // a key's first use stamps last_used_at (once a minute)
     forgetPostFacts();
-    const refused = () => queriesDuring(async () => expect((await outsider.post(`/channels/${ch}/messages`, { text: 'x' })).body.error.code).toBe('not_a_member'));
+    // The stamp above is a fire-and-forget write; under load its query can be sent inside the next
+    // window (it was seen once in a full run), so it is left out of what the post itself sends.
+    const refused = async () => (await queriesDuring(async () => expect((await outsider.post(`/channels/${ch}/messages`, { text: 'x' })).body.error.code).toBe('not_a_member')))
+      .filter((q) => q !== 'auth_credential_touch');
     expect(await refused()).toEqual(['auth_credential', 'post_message_facts']);
     expect(await refused()).toEqual(['auth_credential', 'post_message', 'post_message_facts']);
     expect((await db().select().from(messages).where(eq(messages.channelId, ch)))).toEqual([]);
