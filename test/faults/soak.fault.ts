@@ -5,7 +5,7 @@ import { startLoad, tenant } from './support/traffic';
 
 /**
  * Soak: two API processes and two workers under a steady load for `FAULTS_SOAK_SECONDS`
- * (default 120). Every `FAULTS_SOAK_SAMPLE_SECONDS` (default 5) it samples each process's
+ * (default 180: "a few minutes"). Every `FAULTS_SOAK_SAMPLE_SECONDS` (default 5) it samples each process's
  * resident memory (/proc/<pid>/status) and the queue depths and outbox backlog a worker reports
  * on its operations port (/metrics: `teamchat_queue_jobs`, `teamchat_outbox_backlog_events`).
  * "Flat" means:
@@ -20,7 +20,7 @@ import { startLoad, tenant } from './support/traffic';
  * sustainable rate; an offered load above capacity grows the queue by definition, and
  * throughput is `npm run bench`'s question.
  */
-const SECONDS = Number(process.env.FAULTS_SOAK_SECONDS ?? 120);
+const SECONDS = Number(process.env.FAULTS_SOAK_SECONDS ?? 180);
 const SAMPLE_S = Number(process.env.FAULTS_SOAK_SAMPLE_SECONDS ?? 5);
 const RSS_GROWTH = Number(process.env.FAULTS_SOAK_RSS_GROWTH ?? 1.25);
 /** accounts posting at once, 3 seats each, each seat one post every `FAULTS_SOAK_INTERVAL_MS` (default 3000) */

@@ -1,13 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from 'pg';
-import { runMigrations } from '@teamchat/db';
 import { waitReady } from '@teamchat/core';
 import { startHarness, type Harness } from '../../support/harness';
-import { TEST_SERVER_URL } from '../../support/env';
+import { createMigratedDatabase, dropDatabase } from '../../support/databases';
 import { ROOT } from '../../support/processes';
 import { testRedisServer, type TestRedisServer } from '../../support/redis-server';
 import { parseMetrics, valueOf } from '../../support/prometheus';
@@ -124,15 +121,7 @@ export interface Stack {
 }
 
 export async function startStack(tag: string, options: StackOptions = {}): Promise<Stack> {
-  const dbName = `teamchat_fault_${tag}_${randomBytes(3).toString('hex')}`;
-  const admin = new Client({ connectionString: TEST_SERVER_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${dbName}"`);
-  await admin.end();
-  const url = new URL(TEST_SERVER_URL);
-  url.pathname = `/${dbName}`;
-  const dbUrl = url.toString();
-  await runMigrations(dbUrl);
+  const { name: dbName, url: dbUrl } = await createMigratedDatabase(`teamchat_fault_${tag}`);
 
   const redis = await testRedisServer();
   const rx = await startFaultReceiver();
@@ -197,10 +186,7 @@ export async function startStack(tag: string, options: StackOptions = {}): Promi
       await h.close().catch(() => undefined);
       await rx.close().catch(() => undefined);
       await redis.stop().catch(() => undefined);
-      const a = new Client({ connectionString: TEST_SERVER_URL });
-      await a.connect();
-      await a.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`).catch(() => undefined);
-      await a.end();
+      await dropDatabase(dbName);
     },
   };
   return stack;

@@ -1,4 +1,5 @@
-import { unrelayedEventIds, type Deps, type WebhookQueues } from '@teamchat/core';
+import { createHash } from 'node:crypto';
+import { RedisScript, randomToken, unrelayedEventIds, type Deps, type WebhookQueues } from '@teamchat/core';
 
 /**
  * The outbox relay: moves unrelayed `events` rows, in `seq` order, into fan-out jobs whose job
@@ -10,9 +11,32 @@ import { unrelayedEventIds, type Deps, type WebhookQueues } from '@teamchat/core
  * Wake-up: a short poll on the partial index of unrelayed rows (an empty scan costs ~0.1 ms),
  * again at once while batches come back full. No trigger exists for LISTEN/NOTIFY without a
  * migration, and the poll keeps commit → job under `pollMs` (docs/webhooks.md, Delivery).
+ *
+ * One relay at a time: every worker process runs one, but only the holder of a Redis lease
+ * (RELAY_LEASE_MS, renewed every second) scans; the others try for the lease every second. Two
+ * relays would hand the same rows over in differently cut batches, each fanned out by the first
+ * job to reach it and read and rendered in vain by the other. A dead holder's lease runs out and
+ * another process takes over within RELAY_LEASE_MS; a row handed over twice still fans out once.
  */
+export const RELAY_LEASE_MS = 5_000;
+const RELAY_RENEW_MS = 1_000;
+
+/** KEYS[1] the lease; ARGV[1] our token, ARGV[2] ms. Takes a free lease or renews ours: 1, else 0. */
+const TAKE_OR_RENEW = new RedisScript(`
+local v = redis.call('GET', KEYS[1])
+if v == false or v == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', tonumber(ARGV[2]))
+  return 1
+end
+return 0
+`);
+/** KEYS[1] the lease; ARGV[1] our token: gives the lease back if we hold it. */
+const GIVE_BACK = new RedisScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`);
 export interface RelayOptions {
-  /** pause between scans when the last one found no full batch; default 20 ms */
+  /** pause between scans when the last one found no full batch; default 10 ms (one relay polls: ~100 empty scans/s of ~0.1 ms) */
   pollMs?: number;
   /** rows per scan; default 500 */
   batch?: number;
@@ -23,11 +47,13 @@ export interface RelayOptions {
 }
 
 export interface Relay {
+  /** whether this relay holds the lease (scans) as of its last check */
+  leading(): boolean;
   stop(): Promise<void>;
 }
 
 export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOptions = {}): Relay {
-  const pollMs = options.pollMs ?? 20;
+  const pollMs = options.pollMs ?? 10;
   const batch = options.batch ?? 500;
   const resendAfterMs = options.resendAfterMs ?? 10_000;
   const handedOver = new Map<string, number>();
@@ -35,8 +61,24 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
   let lastWarn = 0;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
+  const scope = options.accountIds ? `:${createHash('sha1').update([...options.accountIds].sort().join(',')).digest('hex').slice(0, 16)}` : '';
+  const leaseKey = `${deps.config.redisPrefix}:webhooks:relay-lease${scope}`;
+  const token = randomToken(12);
+  let leaseUntil = 0;
+  let checkedAt = 0;
+
+  /** Whether this relay may scan now: it holds the lease (renewed at most every second). */
+  const holdLease = async (): Promise<boolean> => {
+    const now = Date.now();
+    if (now - checkedAt < RELAY_RENEW_MS) return now < leaseUntil;
+    checkedAt = now;
+    const held = (await TAKE_OR_RENEW.run<number>(deps.redis, [leaseKey], [token, RELAY_LEASE_MS])) === 1;
+    leaseUntil = held ? now + RELAY_LEASE_MS - RELAY_RENEW_MS : 0;
+    return held;
+  };
 
   const scan = async (): Promise<boolean> => {
+    if (!(await holdLease())) return false;
     const ids = await unrelayedEventIds(deps.database.db, batch, options.accountIds);
     const now = Date.now();
     const seen = new Set(ids);
@@ -72,10 +114,13 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
   schedule(0);
 
   return {
+    leading: () => Date.now() < leaseUntil,
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
       await running;
+      // Hand the lease over at once rather than after it runs out.
+      if (leaseUntil > 0) await GIVE_BACK.run(deps.redis, [leaseKey], [token]).catch(() => undefined);
     },
   };
 }

@@ -2,10 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { Client } from 'pg';
-import { runMigrations } from '@teamchat/db';
 import { waitReady } from '@teamchat/core';
 import { startHarness, type Harness } from '../../../../test/support/harness';
-import { TEST_SERVER_URL } from '../../../../test/support/env';
+import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
 import { startReceiver, type Receiver } from '../../../../test/support/https-receiver';
 import { makeChannel, messagingAccount, post } from '../../../../test/support/messaging';
 import { createEndpointRow, deliveriesOf, eventually, webhookConfig } from '../../../../test/support/webhooks';
@@ -24,15 +23,7 @@ let rx: Receiver;
 const workers: WorkerProcess[] = [];
 
 beforeAll(async () => {
-  dbName = `teamchat_whcrash_${randomBytes(4).toString('hex')}`;
-  const admin = new Client({ connectionString: TEST_SERVER_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${dbName}"`);
-  await admin.end();
-  const url = new URL(TEST_SERVER_URL);
-  url.pathname = `/${dbName}`;
-  dbUrl = url.toString();
-  await runMigrations(dbUrl);
+  ({ name: dbName, url: dbUrl } = await createMigratedDatabase('teamchat_whcrash'));
   rx = await startReceiver();
 });
 afterEach(async () => {
@@ -40,10 +31,7 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await rx.close();
-  const admin = new Client({ connectionString: TEST_SERVER_URL });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`).catch(() => undefined);
-  await admin.end();
+  await dropDatabase(dbName);
 });
 
 async function harness(extra: Parameters<typeof webhookConfig>[0] = {}): Promise<Harness> {
@@ -87,6 +75,44 @@ test('a worker killed (SIGKILL) mid-delivery loses nothing: another attempts the
     expect(got[1].headers['webhook-id']).toBe(got[0].headers['webhook-id']); // same event: receivers dedupe on it
     expect(got[1].body).toBe(got[0].body);
   } finally {
+    await h.close();
+  }
+});
+
+test('a worker killed (SIGKILL) mid-fan-out: another worker takes the fan-out job over within ~15 s and delivers', async () => {
+  const h = await harness();
+  const locker = new Client({ connectionString: dbUrl });
+  await locker.connect();
+  try {
+    const s = await scene(h);
+    // Hold the endpoint row: the fan-out's insert of the delivery (its foreign key) waits on it,
+    // so the worker is caught inside its fan-out job, with the job active under its BullMQ lock.
+    await locker.query('BEGIN');
+    await locker.query('SELECT id FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [s.ep.id]);
+    const first = await worker(h);
+    await post(s.a.ownerApi, s.ch, { text: 'fanned out by a worker that dies' });
+    const blocked = await eventually(async () => {
+      const r = await locker.query<{ pid: number }>(
+        `SELECT DISTINCT l.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted AND a.datname = $1`, [dbName]);
+      return r.rows.length > 0 ? r.rows.map((x) => x.pid) : null;
+    }, 30_000, 'the fan-out to wait on the endpoint row');
+    await first.kill();
+    const killedAt = Date.now();
+    // A backend waiting on a lock notices its client's death only when it answers: end it, as
+    // PostgreSQL's own connection check would, so the dead worker's statement writes nothing.
+    for (const pid of blocked) await locker.query('SELECT pg_terminate_backend($1)', [pid]);
+    await locker.query('COMMIT');
+    expect(await deliveriesOf(h, s.ep.id)).toHaveLength(0);
+    await worker(h);
+    await eventually(async () => {
+      const rows = await deliveriesOf(h, s.ep.id);
+      return rows[0]?.status === 'delivered' ? rows : null;
+    }, 60_000, 'the fan-out taken over and delivered');
+    // BullMQ's defaults (lock 30 s, stall check 30 s) would take 30-60 s; ours: lock 10 s + check 3 s.
+    expect(Date.now() - killedAt).toBeLessThan(25_000);
+    expect(s.mine()).toHaveLength(1);
+  } finally {
+    await locker.end().catch(() => undefined);
     await h.close();
   }
 });

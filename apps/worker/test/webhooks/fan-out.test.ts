@@ -1,5 +1,6 @@
 import { eq, events } from '@teamchat/db';
-import { fanOutEvent } from '@teamchat/core';
+import { fanOutEvent, planFanOut, writeFanOut } from '@teamchat/core';
+import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
 import type { Harness } from '../../../../test/support/harness';
 import { makeChannel, messagingAccount, post, eventsOf } from '../../../../test/support/messaging';
 import { createEndpointRow, deliveriesOf, startWebhookHarness } from '../../../../test/support/webhooks';
@@ -10,12 +11,16 @@ import { createEndpointRow, deliveriesOf, startWebhookHarness } from '../../../.
  * bodies and deliveries only if it was this call that marked it. No worker runs in this file;
  * fan-out is called directly, several times at once.
  */
+// A database of its own: another file's worker relays every account's events in the run's database.
+let db: { name: string; url: string };
 let h: Harness;
 beforeAll(async () => {
-  h = await startWebhookHarness();
+  db = await createMigratedDatabase('teamchat_whfanout');
+  h = await startWebhookHarness({ databaseUrl: db.url });
 });
 afterAll(async () => {
   await h.close();
+  await dropDatabase(db.name);
 });
 
 test('the same event fanned out by several callers at once: one delivery per endpoint, one body per mode, relayed once', async () => {
@@ -56,4 +61,25 @@ test('an event no endpoint matches is marked relayed and gets no delivery', asyn
   expect(await fanOutEvent(h.deps, event.id)).toEqual([]);
   const [row] = await h.deps.database.db.select().from(events).where(eq(events.id, event.id));
   expect(row.relayedAt).toBeInstanceOf(Date);
+});
+
+test('a fan-out may write some rows already claimed (the first round of its batch), the others open', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  const one = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: 'https://localhost:1/one', events: ['message.posted'] });
+  const two = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: 'https://localhost:1/two', events: ['message.posted'] });
+  await post(a.ownerApi, ch, { text: 'claimed at birth' });
+  const [event] = (await eventsOf(h, a.accountId)).filter((e) => e.type === 'message.posted');
+  const plan = await planFanOut(h.deps, [event.id]);
+  expect(plan.rows).toHaveLength(2);
+  const until = new Date(Date.now() + 15_000);
+  const claimedRow = plan.rows.find((r) => r.endpointId === one.id)!;
+  const written = await writeFanOut(h.deps, plan, { ids: new Set([claimedRow.id]), until });
+  expect(written.map((r) => r.id).sort()).toEqual(plan.rows.map((r) => r.id).sort());
+  const [r1] = await deliveriesOf(h, one.id);
+  const [r2] = await deliveriesOf(h, two.id);
+  expect(r1.claimedUntil?.getTime()).toBe(until.getTime());
+  expect(r2.claimedUntil).toBeNull();
+  // The same plan written again (a second worker holding the same read) writes nothing.
+  expect(await writeFanOut(h.deps, plan)).toEqual([]);
 });

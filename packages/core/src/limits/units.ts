@@ -109,6 +109,33 @@ export async function chargeUnits(input: SeatRef & { units: number; check?: bool
   return { allowed: allowed === 1, ...usage(Number(used), limit, now) };
 }
 
+/**
+ * chargeUnits (with the check) for several seats in ONE Redis round trip: a pipeline of the same
+ * script, one call per seat (a webhook batch charges each endpoint creator's seat its attempts).
+ * The script is loaded first when Redis does not know it (first use, or after a restart).
+ */
+export async function chargeUnitsMany(redis: Redis, inputs: ReadonlyArray<SeatRef & { units: number }>): Promise<ChargeResult[]> {
+  if (inputs.length === 0) return [];
+  const run = async (): Promise<Array<[Error | null, unknown]>> => {
+    const p = redis.pipeline();
+    for (const i of inputs) {
+      if (!Number.isInteger(i.units) || i.units < 0) throw new RangeError(`units must be a non-negative integer, got ${i.units}`);
+      p.evalsha(chargeScript.sha, 1, unitsKey(i.prefix, i.accountId, i.seatUserId, i.now), i.units, i.limits.unitsPerDay, unitsKeyTtlMs(i.now), '1');
+    }
+    return (await p.exec()) ?? [];
+  };
+  let results = await run();
+  if (results.some(([err]) => err?.message.startsWith('NOSCRIPT'))) {
+    await redis.script('LOAD', chargeScript.source);
+    results = await run();
+  }
+  return results.map(([err, value], n) => {
+    if (err) throw err;
+    const [allowed, used] = value as [number, number];
+    return { allowed: allowed === 1, ...usage(Number(used), inputs[n].limits.unitsPerDay, inputs[n].now) };
+  });
+}
+
 /** The seat's use today, without charging (GET /accounts/{id}). */
 export async function unitUsage(input: SeatRef): Promise<UnitUsage> {
   const raw = await input.redis.get(unitsKey(input.prefix, input.accountId, input.seatUserId, input.now));

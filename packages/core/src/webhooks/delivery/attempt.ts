@@ -2,14 +2,14 @@ import type { Deps } from '../../context';
 import { failingAfter, isSlow, recordHealth, autoDisable, type AutoDisableReason } from './health';
 import { acquireInFlightSlot, type Lease } from './in-flight';
 import { notifyEndpointDisabled } from './notify';
-import { ACCOUNT_INACTIVE_RECHECK_MS, SLOW_MEDIAN_MS, claimMs, retryDelayAfter } from './schedule';
+import { ACCOUNT_INACTIVE_RECHECK_MS, claimMs, retryDelayAfter } from './schedule';
 import { answerError, isSuccess, sendDelivery, type SendResult } from './send';
 import {
-  claimDelivery, closeAttempt, closeDelivered, closeWithoutAttempt, deferForUnits, insertRetry, loadDeliveryContext, OPEN_STATUSES,
+  claimDelivery, closeAttempt, closeDelivered, closeWithoutAttempt, deferForUnits, deliveredQuickly, insertRetry, loadDeliveryContext, OPEN_STATUSES,
   type DeliveryContext, type DeliveryStatus,
 } from './store';
 import type { WebhookTransport } from './transport';
-import { chargeDeliveryUnit } from './units';
+import { chargeDeliveryUnits } from './units';
 
 /**
  * One attempt of one delivery row, from the claim to the recorded transition. Used by the
@@ -74,15 +74,15 @@ export async function runDeliveryAttempt(deps: Deps, transport: WebhookTransport
     if (!claimed) return { kind: 'wait', until: new Date(claimAt.getTime() + 500), reason: 'claimed' };
     const current: DeliveryContext = { ...ctx, row: claimed };
 
-    const units = await chargeDeliveryUnit(deps, { accountId: account.id, plan: account.plan, seatUserId: endpoint.createdByUserId });
+    const [units] = await chargeDeliveryUnits(deps, [{ accountId: account.id, plan: account.plan, seatUserId: endpoint.createdByUserId, units: 1 }]);
     if (!units.allowed) {
       // A test event answers now and is never retried; everything else waits for the reset.
-      if (row.kind === 'test') return await record(deps, current, claim, { status: null, latencyMs: null, error: 'call units spent: the seat of the endpoint\'s creator has no units left today' }, false);
+      if (row.kind === 'test') return await recordAttempt(deps, current, claim, { status: null, latencyMs: null, error: 'call units spent: the seat of the endpoint\'s creator has no units left today' }, false);
       await deferForUnits(db, row.id, claim, units.resetsAt!);
       return { kind: 'wait', until: units.resetsAt!, reason: 'call_units_spent' };
     }
     const sent = await sendDelivery(deps.config, transport, current, deps.now());
-    return await record(deps, current, claim, sent, true);
+    return await recordAttempt(deps, current, claim, sent, true);
   } finally {
     await lease.release();
   }
@@ -98,7 +98,7 @@ function done(deliveryId: string, status: DeliveryStatus, responseStatus: number
  * one attempt); an event delivery that fails → failed plus the next row `retrying`, or dead
  * when the schedule is spent; a 410 or the `failing` rule disables the endpoint → dead.
  */
-async function record(deps: Deps, ctx: DeliveryContext, claim: Date, sent: SendResult, receiverAnswered: boolean): Promise<AttemptOutcome> {
+export async function recordAttempt(deps: Deps, ctx: DeliveryContext, claim: Date, sent: SendResult, receiverAnswered: boolean): Promise<AttemptOutcome> {
   const { row, endpoint } = ctx;
   const now = deps.now();
   const ok = isSuccess(sent.status);
@@ -123,9 +123,9 @@ async function record(deps: Deps, ctx: DeliveryContext, claim: Date, sent: SendR
 
   // The common case, delivered within the slow bar: no retry row, no disabling, no slow check
   // (isSlow needs a latency above the bar): one statement instead of a transaction.
-  if (ok && sent.status !== null && sent.latencyMs !== null && sent.latencyMs <= SLOW_MEDIAN_MS && receiverAnswered) {
-    const closed = await closeDelivered(deps.database.db, { deliveryId: row.id, claim, responseStatus: sent.status, latencyMs: sent.latencyMs, now });
-    if (!closed) return { kind: 'skip', reason: 'closed' };
+  if (receiverAnswered && deliveredQuickly(sent)) {
+    const closed = await closeDelivered(deps.database.db, { claim, now, rows: [{ deliveryId: row.id, responseStatus: sent.status, latencyMs: sent.latencyMs }] });
+    if (!closed.has(row.id)) return { kind: 'skip', reason: 'closed' };
     observeAttempt(deps, row, status, sent.latencyMs, now);
     return done(row.id, status, sent.status, sent.latencyMs, error, null);
   }
@@ -149,7 +149,7 @@ async function record(deps: Deps, ctx: DeliveryContext, claim: Date, sent: SendR
 }
 
 /** Metrics of one recorded attempt; end-to-end latency only for real events delivered (not tests or replays). */
-function observeAttempt(deps: Deps, row: DeliveryContext['row'], status: DeliveryStatus, latencyMs: number | null, answeredAt: Date): void {
+export function observeAttempt(deps: Deps, row: DeliveryContext['row'], status: DeliveryStatus, latencyMs: number | null, answeredAt: Date): void {
   deps.metrics.deliveriesTotal.inc({ outcome: status });
   if (latencyMs !== null) deps.metrics.attemptDurationSeconds.observe({ outcome: status }, latencyMs / 1000);
   if (status === 'delivered' && row.kind === 'event') {

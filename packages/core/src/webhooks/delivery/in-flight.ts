@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
-import type Redis from 'ioredis';
 import { countSeats } from '../../accounts/accounts';
 import type { Deps } from '../../context';
 import { randomToken } from '../../ids';
+import { RedisScript } from '../../limits';
 
 /**
  * Webhook deliveries in flight per account (spec: Limits): max(4, ceil(seats / 25)), never more
@@ -15,28 +14,30 @@ export function inFlightLimit(seats: number): number {
 }
 
 /**
- * KEYS[1] the account's lease set. ARGV[1] lease ms, ARGV[2] limit, ARGV[3] token.
- * Expired leases are dropped first; returns 1 when the lease was granted.
+ * Takes leases for several accounts, several slots each, in one script (one attempt asks for one
+ * slot of one account; a batch round for several): KEYS the accounts' lease sets; ARGV[1] lease
+ * ms, ARGV[2] token prefix, then per key its limit and how many slots are wanted. Expired leases
+ * are dropped first. Each lease's token is prefix:keyIndex:i. Returns, per key, how many were
+ * granted (0..wanted).
  */
-const ACQUIRE = `
+const ACQUIRE = new RedisScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[3])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]) * 2)
-return 1
-`;
-const ACQUIRE_SHA = createHash('sha1').update(ACQUIRE).digest('hex');
-
-async function evalAcquire(redis: Redis, key: string, args: string[]): Promise<number> {
-  try {
-    return (await redis.evalsha(ACQUIRE_SHA, 1, key, ...args)) as number;
-  } catch (err) {
-    if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-    return (await redis.eval(ACQUIRE, 1, key, ...args)) as number;
-  }
-}
+local lease = tonumber(ARGV[1])
+local out = {}
+for k = 1, #KEYS do
+  redis.call('ZREMRANGEBYSCORE', KEYS[k], '-inf', now)
+  local free = tonumber(ARGV[1 + 2 * k]) - redis.call('ZCARD', KEYS[k])
+  local n = math.min(free, tonumber(ARGV[2 + 2 * k]))
+  if n < 0 then n = 0 end
+  for i = 1, n do
+    redis.call('ZADD', KEYS[k], now + lease, ARGV[2] .. ':' .. k .. ':' .. i)
+  end
+  if n > 0 then redis.call('PEXPIRE', KEYS[k], lease * 2) end
+  out[k] = n
+end
+return out
+`);
 
 export interface Lease {
   release(): Promise<void>;
@@ -65,14 +66,63 @@ export async function acquireInFlightSlot(
   accountId: string,
   leaseMs: number,
 ): Promise<Lease | null> {
-  const limit = inFlightLimit(await seatsOf(deps, accountId));
-  const key = inFlightKey(deps.config.redisPrefix, accountId);
-  const token = randomToken(16);
-  const granted = await evalAcquire(deps.redis, key, [String(leaseMs), String(limit), token]);
-  if (granted !== 1) return null;
+  const leases = await acquireInFlightSlots(deps, new Map([[accountId, 1]]), leaseMs);
+  return leases.granted.get(accountId) === 1 ? leases : null;
+}
+
+/** Slots of several accounts, taken together (one script) and given back together (one round trip). */
+export interface Leases {
+  /** granted slots per account id */
+  granted: Map<string, number>;
+  /**
+   * Takes one of the account's granted slots out of the group (an attempt that outlives its
+   * round): the group's release leaves it, and the returned function gives it back.
+   */
+  detach(accountId: string): () => Promise<void>;
+  release(): Promise<void>;
+}
+
+/**
+ * Takes up to `wanted.get(account)` in-flight slots of each account for `leaseMs`, in one
+ * script: a batch's attempts of one account then run in that many lanes at once. Single attempts
+ * (acquireInFlightSlot) take theirs the same way, so both share each account's cap across every
+ * process; a killed worker's leases expire like any other.
+ */
+export async function acquireInFlightSlots(
+  deps: Pick<Deps, 'database' | 'redis' | 'config'>,
+  wanted: ReadonlyMap<string, number>,
+  leaseMs: number,
+): Promise<Leases> {
+  const accounts = [...wanted.keys()];
+  const granted = new Map<string, number>();
+  if (accounts.length === 0) return { granted, detach: () => async () => undefined, release: async () => undefined };
+  const limits = await Promise.all(accounts.map(async (a) => inFlightLimit(await seatsOf(deps, a))));
+  const keys = accounts.map((a) => inFlightKey(deps.config.redisPrefix, a));
+  const prefix = randomToken(16);
+  const args = [String(leaseMs), prefix, ...accounts.flatMap((a, k) => [String(limits[k]), String(Math.max(0, wanted.get(a)!))])];
+  const counts = await ACQUIRE.run<number[]>(deps.redis, keys, args);
+  accounts.forEach((a, k) => granted.set(a, Number(counts[k] ?? 0)));
+  const held = new Map(accounts.map((a, k) => [a, Array.from({ length: granted.get(a)! }, (_, i) => `${prefix}:${k + 1}:${i + 1}`)]));
+  const keyOf = new Map(accounts.map((a, k) => [a, keys[k]]));
   return {
+    granted,
+    detach: (accountId) => {
+      const token = held.get(accountId)?.pop();
+      if (!token) return async () => undefined;
+      return async () => {
+        await deps.redis.zrem(keyOf.get(accountId)!, token).catch(() => undefined);
+      };
+    },
     release: async () => {
-      await deps.redis.zrem(key, token).catch(() => undefined);
+      const p = deps.redis.pipeline();
+      let any = false;
+      for (const [a, tokens] of held) {
+        if (tokens.length === 0) continue;
+        any = true;
+        p.zrem(keyOf.get(a)!, ...tokens);
+      }
+      held.clear();
+      if (any) await p.exec().catch(() => undefined);
     },
   };
 }

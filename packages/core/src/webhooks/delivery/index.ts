@@ -8,6 +8,7 @@ export * from './units';
 export * from './attempt';
 export * from './queues';
 export * from './fan-out';
+export * from './batch';
 export * from './manual';
 export * from './manual-limits';
 export * from './test-event';

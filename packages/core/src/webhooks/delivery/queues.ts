@@ -1,17 +1,35 @@
+import { createHash } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Deps } from '../../context';
 
 /**
  * The webhook queues (producer side). The database is the truth: a job only wakes a worker
  * for a row; a lost job is put back by the worker's sweep.
- * - fan-out: one job per event, jobId = the event id (a row relayed twice never fans out twice).
+ * - fan-out: one job per batch of events (up to FANOUT_BATCH, in seq order); jobId = the event id
+ *   for one event, else a hash of the batch's ids, so the same batch handed over twice is one job
+ *   (and an event handed over twice in different batches still fans out once: fan-out.ts).
  * - delivery: one job per attempt row, jobId = the row id; a retry is a delayed job.
  */
 export const WEBHOOK_FANOUT_QUEUE = 'webhook-fanout';
 export const WEBHOOK_DELIVERY_QUEUE = 'webhook-delivery';
 
 export interface FanoutMessage {
-  eventId: string;
+  eventIds: string[];
+  /** a job enqueued before batches existed (one event), still read */
+  eventId?: string;
+}
+
+/** Events per fan-out job: the job fans them out and makes their first attempts together (batch.ts). */
+export const FANOUT_BATCH = 100;
+
+/** The events of a fan-out job, old (one event) or new (a batch). */
+export function fanoutEventIds(m: FanoutMessage): string[] {
+  return m.eventIds ?? (m.eventId ? [m.eventId] : []);
+}
+
+function fanoutJobId(eventIds: readonly string[]): string {
+  if (eventIds.length === 1) return eventIds[0];
+  return `batch-${createHash('sha1').update(eventIds.join(',')).digest('hex')}`;
 }
 export interface DeliveryMessage {
   deliveryId: string;
@@ -34,7 +52,9 @@ export class WebhookQueues {
 
   async enqueueFanout(eventIds: readonly string[]): Promise<void> {
     if (eventIds.length === 0) return;
-    await this.fanout.addBulk(eventIds.map((eventId) => ({ name: 'fanout', data: { eventId }, opts: { ...JOB_OPTIONS, jobId: eventId } })));
+    const batches: string[][] = [];
+    for (let i = 0; i < eventIds.length; i += FANOUT_BATCH) batches.push(eventIds.slice(i, i + FANOUT_BATCH));
+    await this.fanout.addBulk(batches.map((ids) => ({ name: 'fanout', data: { eventIds: ids }, opts: { ...JOB_OPTIONS, jobId: fanoutJobId(ids) } })));
   }
 
   /** Wakes a worker for the row at `at` (now when absent). Idempotent while the row's job exists. */

@@ -2,7 +2,7 @@ import type { Config } from '../../config';
 import { AppError } from '../../errors';
 import { openWebhookSecret } from '../endpoint-secrets';
 import { signatureHeaders } from '../signing';
-import { vetWebhookUrl } from '../url-guard';
+import { vetWebhookUrl, type VettedUrl } from '../url-guard';
 import type { DeliveryContext } from './store';
 import type { PostResult, WebhookTransport } from './transport';
 
@@ -17,24 +17,59 @@ export function signingSecrets(config: Pick<Config, 'secretsKey'>, endpoint: Del
   return secrets;
 }
 
+/**
+ * What every attempt to one endpoint needs and does not depend on the row: the URL vetted now
+ * (the name resolved, every address public) or the reason it was refused, and the opened
+ * signing secrets and custom header. A batch round prepares each endpoint once for the attempts
+ * it sends together; a single attempt prepares right before its own.
+ */
+export interface PreparedEndpoint {
+  target: VettedUrl | null;
+  /** the log's error when the guard refused the URL (nothing is sent) */
+  refusal: string | null;
+  secrets: string[];
+  authorization: string | null;
+}
+
+export async function prepareEndpoint(
+  config: Pick<Config, 'secretsKey' | 'webhookAllowedHosts'>,
+  endpoint: DeliveryContext['endpoint'],
+  now: Date,
+): Promise<PreparedEndpoint> {
+  try {
+    const target = await vetWebhookUrl(endpoint.url, { allowedHosts: config.webhookAllowedHosts });
+    const authorization = endpoint.authorizationEnc ? openWebhookSecret(config, endpoint.authorizationEnc) : null;
+    return { target, refusal: null, secrets: signingSecrets(config, endpoint, now), authorization };
+  } catch (err) {
+    if (err instanceof AppError) return { target: null, refusal: `url refused: ${String(err.extras.reason ?? 'invalid_url')}`, secrets: [], authorization: null };
+    throw err;
+  }
+}
+
 /** Every header of one attempt (spec: Delivery headers, Signature; issue 11: Standard Webhooks too). */
-export function deliveryHeaders(config: Pick<Config, 'secretsKey'>, ctx: DeliveryContext, now: Date): Record<string, string> {
-  const { row, endpoint, body } = ctx;
+function headersFor(ctx: DeliveryContext, p: Pick<PreparedEndpoint, 'secrets' | 'authorization'>, now: Date): Record<string, string> {
+  const { row, body } = ctx;
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
     'x-service-event': row.eventType,
     'x-service-delivery': row.id,
     'x-service-attempt': String(row.attempt),
-    ...signatureHeaders({ secrets: signingSecrets(config, endpoint, now), body, eventId: row.eventId, timestamp: Math.floor(now.getTime() / 1000) }),
+    ...signatureHeaders({ secrets: p.secrets, body, eventId: row.eventId, timestamp: Math.floor(now.getTime() / 1000) }),
   };
-  if (endpoint.authorizationEnc) headers.authorization = `Bearer ${openWebhookSecret(config, endpoint.authorizationEnc)}`;
+  if (p.authorization) headers.authorization = `Bearer ${p.authorization}`;
   return headers;
 }
 
 export interface SendResult extends Omit<PostResult, 'latencyMs'> {
   /** null when nothing was sent (the URL was refused before connecting) */
   latencyMs: number | null;
+}
+
+/** One attempt on the wire with its endpoint prepared: the stored body POSTed to the vetted address. */
+export async function sendPrepared(transport: WebhookTransport, ctx: DeliveryContext, p: PreparedEndpoint, now: Date): Promise<SendResult> {
+  if (!p.target) return { status: null, latencyMs: null, error: p.refusal };
+  return transport.post(p.target, headersFor(ctx, p, now), ctx.body);
 }
 
 /**
@@ -47,14 +82,7 @@ export async function sendDelivery(
   ctx: DeliveryContext,
   now: Date,
 ): Promise<SendResult> {
-  let target;
-  try {
-    target = await vetWebhookUrl(ctx.endpoint.url, { allowedHosts: config.webhookAllowedHosts });
-  } catch (err) {
-    if (err instanceof AppError) return { status: null, latencyMs: null, error: `url refused: ${String(err.extras.reason ?? 'invalid_url')}` };
-    throw err;
-  }
-  return transport.post(target, deliveryHeaders(config, ctx, now), ctx.body);
+  return sendPrepared(transport, ctx, await prepareEndpoint(config, ctx.endpoint, now), now);
 }
 
 export function isSuccess(status: number | null): boolean {

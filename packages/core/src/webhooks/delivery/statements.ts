@@ -6,11 +6,14 @@ import { statement } from '@teamchat/db';
  * be a transaction of several round trips written as ONE statement (atomic on its own).
  */
 
-/** Fan-out, read side: the unrelayed event and its account's endpoints enabled since it was raised. */
+/**
+ * Fan-out, read side, for a batch of events: those still unrelayed (seq order), each with its
+ * account's endpoints enabled since it was raised. $1 event ids.
+ */
 export const FANOUT_READ = statement<{
   id: string; seq: string; account_id: string; type: string; channel_id: string | null; data: unknown; created_at: Date; relayed_at: Date | null;
   endpoints: Array<{ id: string; payload: string; events: string[]; all_channels: boolean; channel_ids: string[] }>;
-}>('webhook_fanout_read', `
+}>('webhook_fanout_read_many', `
   SELECT e.id, e.seq, e.account_id, e.type, e.channel_id, e.data, e.created_at, e.relayed_at,
          COALESCE((
            SELECT json_agg(json_build_object('id', w.id, 'payload', w.payload, 'events', w.events, 'all_channels', w.all_channels, 'channel_ids', w.channel_ids) ORDER BY w.seq)
@@ -19,70 +22,81 @@ export const FANOUT_READ = statement<{
               AND w.enabled_at IS NOT NULL AND w.enabled_at <= e.created_at
          ), '[]'::json) AS endpoints
     FROM events e
-   WHERE e.id = $1 AND e.relayed_at IS NULL`);
+   WHERE e.id = ANY($1::text[]) AND e.relayed_at IS NULL
+   ORDER BY e.seq`);
 
 /**
- * Fan-out, write side, in one statement: marks the event relayed (only if it still is not: a
- * second fan-out of the same event waits on the row lock, then finds it relayed and writes
- * nothing), stores its bodies and inserts one `pending` delivery per endpoint. All or nothing.
- * $1 event id, $2 account, $3 type, $4 event created_at, $5/$6/$7 body ids/modes/bodies,
- * $8/$9/$10 delivery ids/endpoint ids/body ids.
+ * Fan-out, write side, for a batch, in one statement: marks the events relayed, only those still
+ * unrelayed and not being fanned out by another worker right now (FOR UPDATE SKIP LOCKED: a
+ * concurrent fan-out of the same event skips it, and the one holding it writes it), and, only for
+ * the events THIS statement marked, stores their bodies and inserts one `pending` delivery per
+ * endpoint. All or nothing. Events with no matching endpoint are simply marked.
+ * $1 event ids; $2..$7 bodies (id, account, event id, type, mode, body);
+ * $8..$15 deliveries (id, account, endpoint, event id, type, body id, event created_at,
+ * claimed_until: set for the rows whose first attempt the fan-out job makes at once, else null).
  */
-export const FANOUT_WRITE = statement<{ relayed: number; ids: string[] }>('webhook_fanout_write', `
+export const FANOUT_WRITE = statement<{ relayed: string[]; ids: string[] }>('webhook_fanout_write_claim', `
   WITH relayed AS (
-    UPDATE events SET relayed_at = now() WHERE id = $1 AND relayed_at IS NULL RETURNING id
+    UPDATE events SET relayed_at = now()
+     WHERE id IN (SELECT id FROM events WHERE id = ANY($1::text[]) AND relayed_at IS NULL FOR UPDATE SKIP LOCKED)
+    RETURNING id
   ), bodies AS (
     INSERT INTO webhook_bodies (id, account_id, event_id, event_type, mode, body)
-    SELECT b.id, $2::text, $1::text, $3::text, b.mode, b.body
-      FROM unnest($5::text[], $6::text[], $7::text[]) AS b(id, mode, body), relayed
+    SELECT b.id, b.account_id, b.event_id, b.event_type, b.mode, b.body
+      FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS b(id, account_id, event_id, event_type, mode, body)
+      JOIN relayed r ON r.id = b.event_id
     RETURNING id
   ), deliveries AS (
-    INSERT INTO webhook_deliveries (id, chain_id, attempt, status, kind, account_id, endpoint_id, event_id, event_type, body_id, event_created_at)
-    SELECT d.id, d.id, 1, 'pending', 'event', $2::text, d.endpoint_id, $1::text, $3::text, d.body_id, $4::timestamptz
-      FROM unnest($8::text[], $9::text[], $10::text[]) AS d(id, endpoint_id, body_id), relayed
+    INSERT INTO webhook_deliveries (id, chain_id, attempt, status, kind, account_id, endpoint_id, event_id, event_type, body_id, event_created_at, claimed_until)
+    SELECT d.id, d.id, 1, 'pending', 'event', d.account_id, d.endpoint_id, d.event_id, d.event_type, d.body_id, d.created_at, d.claimed_until
+      FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::timestamptz[], $15::timestamptz[])
+           AS d(id, account_id, endpoint_id, event_id, event_type, body_id, created_at, claimed_until)
+      JOIN relayed r ON r.id = d.event_id
     ON CONFLICT (endpoint_id, event_id) WHERE kind = 'event' AND attempt = 1 DO NOTHING
     RETURNING id
   )
-  SELECT (SELECT count(*) FROM relayed)::int AS relayed,
+  SELECT COALESCE((SELECT array_agg(id) FROM relayed), '{}'::text[]) AS relayed,
          COALESCE((SELECT array_agg(id) FROM deliveries), '{}'::text[]) AS ids,
          (SELECT count(*) FROM bodies)::int AS bodies`);
-
-/** Marks an event with no matching endpoint relayed. */
-export const MARK_RELAYED = statement<{ id: string }>('webhook_mark_relayed', `
-  UPDATE events SET relayed_at = now() WHERE id = $1 AND relayed_at IS NULL RETURNING id`);
 
 /** The relay's scan: unrelayed events in seq order (the partial index events_unrelayed_idx). */
 export const UNRELAYED = statement<{ id: string }>('webhook_unrelayed', `
   SELECT id FROM events WHERE relayed_at IS NULL ORDER BY seq LIMIT $1`);
 
 /**
- * The claim of one attempt (spec: no two workers attempt one delivery at once): the row, still
- * open, due, and not under a live claim, is claimed until $2. $1 id, $2 until, $3 now.
+ * The claim of attempts (spec: no two workers attempt one delivery at once): each row of $1 that
+ * is still open, due and not under a live claim is claimed until $2. One row for a single
+ * attempt, several for a batch round. $1 ids, $2 until, $3 now.
  */
 export const CLAIM = statement<{ id: string }>('webhook_claim', `
   UPDATE webhook_deliveries SET claimed_until = $2
-   WHERE id = $1 AND status IN ('pending', 'retrying')
+   WHERE id = ANY($1::text[]) AND status IN ('pending', 'retrying')
      AND (next_retry_at IS NULL OR next_retry_at <= $3)
      AND (claimed_until IS NULL OR claimed_until < $3)
   RETURNING id`);
 
 /**
- * The common outcome in one statement: a 2xx within the slow bar closes the row `delivered`
- * under our claim (the fence: this row, still open, still claimed by us) and, only if it did,
- * records the endpoint's health (skipped when nothing changes much, as recordHealth does).
- * $1 id, $2 claim, $3 status code, $4 latency ms, $5 now, $6 now − 1 s.
+ * The common outcome in one statement: 2xx answers within the slow bar close their rows
+ * `delivered` under our claim (the fence: each row still open, still claimed by us) and, only
+ * for the rows it closed, record each endpoint's health once (skipped when nothing changes much,
+ * as recordHealth does). One row for a single attempt, several for a batch round.
+ * $1 ids, $2 claim, $3 status codes, $4 latencies ms, $5 now, $6 now − 1 s. Answers the ids it
+ * closed (a row whose claim was lost is not among them).
  */
-export const CLOSE_DELIVERED = statement<{ closed: number }>('webhook_close_delivered', `
-  WITH closed AS (
-    UPDATE webhook_deliveries
-       SET status = 'delivered', response_status = $3, latency_ms = $4, error = NULL, attempted_at = $5, claimed_until = NULL, next_retry_at = NULL
-     WHERE id = $1 AND claimed_until = $2 AND status IN ('pending', 'retrying')
-    RETURNING endpoint_id
+export const CLOSE_DELIVERED = statement<{ ids: string[] }>('webhook_close_delivered', `
+  WITH input AS (
+    SELECT * FROM unnest($1::text[], $3::int[], $4::int[]) AS i(id, response_status, latency_ms)
+  ), closed AS (
+    UPDATE webhook_deliveries d
+       SET status = 'delivered', response_status = i.response_status, latency_ms = i.latency_ms, error = NULL,
+           attempted_at = $5, claimed_until = NULL, next_retry_at = NULL
+      FROM input i
+     WHERE d.id = i.id AND d.claimed_until = $2 AND d.status IN ('pending', 'retrying')
+    RETURNING d.id, d.endpoint_id
   ), health AS (
     UPDATE webhook_endpoints w SET last_success_at = $5, failing_since = NULL
-      FROM closed
-     WHERE w.id = closed.endpoint_id
+     WHERE w.id IN (SELECT endpoint_id FROM closed)
        AND (w.failing_since IS NOT NULL OR w.last_success_at IS NULL OR w.last_success_at < $6)
     RETURNING w.id
   )
-  SELECT (SELECT count(*) FROM closed)::int AS closed, (SELECT count(*) FROM health)::int AS health`);
+  SELECT COALESCE((SELECT array_agg(id) FROM closed), '{}'::text[]) AS ids, (SELECT count(*) FROM health)::int AS health`);

@@ -2,6 +2,7 @@ import {
   accounts, and, eq, inArray, runStatement, sql, webhookBodies, webhookDeliveries, webhookEndpoints, type Executor,
 } from '@teamchat/db';
 import { newId } from '../../ids';
+import { SLOW_MEDIAN_MS } from './schedule';
 import { CLAIM, CLOSE_DELIVERED } from './statements';
 
 /**
@@ -48,24 +49,38 @@ export async function loadDeliveryContext(db: Executor, deliveryId: string): Pro
 }
 
 /**
- * Claims an open, due row for one attempt until `until`: no two workers attempt it at once. An
- * expired claim (its worker died) may be taken again: at-least-once. One named statement; the
- * answer is the loaded row under the new claim (the columns the claim checks are re-read by it,
- * the others never change after insert).
+ * Claims open, due rows for their attempts until `until`: no two workers attempt a row at once.
+ * An expired claim (its worker died) may be taken again: at-least-once. One named statement for
+ * any number of rows (one attempt, or a batch round); answers the ids it claimed.
  */
+export async function claimDeliveries(db: Executor, ids: readonly string[], now: Date, until: Date): Promise<Set<string>> {
+  return new Set((await runStatement(db, CLAIM, [ids, until, now])).map((r) => r.id));
+}
+
+/** claimDeliveries of one row: the loaded row under the new claim (the columns the claim checks are re-read by it, the others never change after insert). */
 export async function claimDelivery(db: Executor, row: DeliveryRow, now: Date, until: Date): Promise<DeliveryRow | undefined> {
-  const [claimed] = await runStatement(db, CLAIM, [row.id, until, now]);
-  return claimed ? { ...row, claimedUntil: until } : undefined;
+  return (await claimDeliveries(db, [row.id], now, until)).has(row.id) ? { ...row, claimedUntil: until } : undefined;
+}
+
+/** Whether an attempt's answer closes its row by the one-statement path: a 2xx within the slow bar (no retry, no disabling, no slow check). */
+export function deliveredQuickly(sent: { status: number | null; latencyMs: number | null }): sent is { status: number; latencyMs: number } {
+  return sent.status !== null && sent.status >= 200 && sent.status < 300 && sent.latencyMs !== null && sent.latencyMs <= SLOW_MEDIAN_MS;
 }
 
 /**
- * The common outcome, delivered (a 2xx within the slow bar), in one statement: the row closed
- * under our claim and the endpoint's health recorded (recordHealth's rule). False when the
- * claim was lost meanwhile.
+ * The common outcome, delivered (deliveredQuickly), in one statement for any number of rows of
+ * one claim: each row closed under the claim and its endpoint's health recorded (recordHealth's
+ * rule). Answers the ids it closed; a row whose claim was lost meanwhile is not among them.
  */
-export async function closeDelivered(db: Executor, input: { deliveryId: string; claim: Date; responseStatus: number; latencyMs: number; now: Date }): Promise<boolean> {
-  const [r] = await runStatement(db, CLOSE_DELIVERED, [input.deliveryId, input.claim, input.responseStatus, input.latencyMs, input.now, new Date(input.now.getTime() - 1000)]);
-  return r.closed === 1;
+export async function closeDelivered(
+  db: Executor,
+  input: { claim: Date; now: Date; rows: ReadonlyArray<{ deliveryId: string; responseStatus: number; latencyMs: number }> },
+): Promise<Set<string>> {
+  const { claim, now, rows } = input;
+  const [r] = await runStatement(db, CLOSE_DELIVERED, [
+    rows.map((x) => x.deliveryId), claim, rows.map((x) => x.responseStatus), rows.map((x) => x.latencyMs), now, new Date(now.getTime() - 1000),
+  ]);
+  return new Set(r.ids);
 }
 
 /** The fence every write after an attempt carries: this row, still open, still under our claim. */

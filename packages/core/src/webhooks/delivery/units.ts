@@ -1,16 +1,26 @@
 import type { Deps } from '../../context';
-import { chargeUnits, seatOf } from '../../limits';
+import { chargeUnitsMany, seatOf } from '../../limits';
 import type { Plan } from '../../plans';
 
+/** Attempts to charge to one seat: `units` attempts on the seat of the endpoint's creator. */
+export interface DeliveryCharge {
+  accountId: string;
+  plan: string;
+  seatUserId: string;
+  units: number;
+}
+
 /**
- * The ONE place a delivery attempt spends its call unit (spec: Limits, "1, on the seat of the
- * endpoint's creator"; retries, tests and replays included), through the shared daily counter.
+ * The ONE place delivery attempts spend their call units (spec: Limits, "1, on the seat of the
+ * endpoint's creator"; retries, tests and replays included), through the shared daily counter:
+ * each seat's charge is all or none, every seat in one Redis round trip (a single attempt
+ * charges one seat one unit; a batch round each seat its attempts).
  */
-export async function chargeDeliveryUnit(
+export async function chargeDeliveryUnits(
   deps: Pick<Deps, 'redis' | 'config' | 'now'>,
-  input: { accountId: string; plan: string; seatUserId: string },
-): Promise<{ allowed: boolean; resetsAt: Date | null }> {
-  if (!deps.config.limitsEnabled) return { allowed: true, resetsAt: null };
-  const charged = await chargeUnits({ ...seatOf(deps, input.accountId, input.plan as Plan, input.seatUserId), units: 1 });
-  return { allowed: charged.allowed, resetsAt: charged.resetsAt };
+  charges: readonly DeliveryCharge[],
+): Promise<Array<{ allowed: boolean; resetsAt: Date | null }>> {
+  if (!deps.config.limitsEnabled) return charges.map(() => ({ allowed: true, resetsAt: null }));
+  const charged = await chargeUnitsMany(deps.redis, charges.map((c) => ({ ...seatOf(deps, c.accountId, c.plan as Plan, c.seatUserId), units: c.units })));
+  return charged.map((c) => ({ allowed: c.allowed, resetsAt: c.resetsAt }));
 }

@@ -1,0 +1,85 @@
+import { WebhookTransport, fanOutAndDeliver, getMemberByEmail, unitsKey } from '@teamchat/core';
+import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
+import type { Harness } from '../../../../test/support/harness';
+import { startReceiver, type Receiver } from '../../../../test/support/https-receiver';
+import { addToChannel, eventsOf, makeChannel, memberCaller, messagingAccount, post } from '../../../../test/support/messaging';
+import { TEST_TIMEOUT_MS, createEndpointRow, deliveriesOf, startWebhookHarness } from '../../../../test/support/webhooks';
+
+/**
+ * Issue 11, the fan-out job's first attempts in rounds (core batch.ts), called directly: no
+ * worker runs in this file. A round waits for its answers only up to BATCH_SLOW_MS; an attempt
+ * still open then (a hanging receiver) finishes and records on its own, keeping its claim and
+ * its in-flight slot, while the batch's later rounds go on. A database of its own: another file's
+ * worker (e.g. the whole service started by test/start.test.ts) relays every account's events in
+ * the run's database, and would fan out this file's events before the test does.
+ */
+jest.setTimeout(30_000);
+
+let db: { name: string; url: string };
+let h: Harness;
+let hang: Receiver;
+let ok: Receiver;
+let transport: WebhookTransport;
+beforeAll(async () => {
+  db = await createMigratedDatabase('teamchat_whbatch');
+  h = await startWebhookHarness({ databaseUrl: db.url });
+  hang = await startReceiver();
+  hang.fallback = { hang: true };
+  ok = await startReceiver();
+  transport = new WebhookTransport(h.deps.config);
+});
+afterAll(async () => {
+  await transport.close();
+  await hang.close();
+  await ok.close();
+  await h.close();
+  await dropDatabase(db.name);
+});
+
+test('a hanging receiver does not hold up the batch: the other account\'s later rounds go on, the hung attempt records itself', async () => {
+  const x = await messagingAccount(h);
+  const y = await messagingAccount(h);
+  const xc = await makeChannel(x.ownerApi);
+  const yc = await makeChannel(y.ownerApi);
+  const hung = await createEndpointRow(h, { accountId: x.accountId, createdByUserId: x.owner.userId, url: hang.url('/hang'), events: ['message.posted'] });
+  const fine = await createEndpointRow(h, { accountId: y.accountId, createdByUserId: y.owner.userId, url: ok.url('/ok'), events: ['message.posted'] });
+  await post(x.ownerApi, xc, { text: 'to a receiver that never answers' });
+  for (let i = 0; i < 8; i++) await post(y.ownerApi, yc, { text: `to a healthy receiver ${i}` }); // cap 4: two rounds
+  const ids = [...(await eventsOf(h, x.accountId)), ...(await eventsOf(h, y.accountId))].filter((e) => e.type === 'message.posted').map((e) => e.id);
+
+  const started = Date.now();
+  const outcome = await fanOutAndDeliver(h.deps, transport, ids);
+  const took = Date.now() - started;
+
+  const arrivals = ok.received.filter((r) => r.path === '/ok');
+  expect(arrivals).toHaveLength(8);
+  // Both rounds of the healthy account arrived long before the hung attempt's timeout.
+  expect(Math.max(...arrivals.map((r) => r.at)) - started).toBeLessThan(TEST_TIMEOUT_MS - 500);
+  // The batch ended only after the hung attempt did, and recorded it: failed, its retry scheduled.
+  expect(took).toBeGreaterThanOrEqual(TEST_TIMEOUT_MS - 100);
+  expect(outcome).toMatchObject({ rows: 9, delivered: 8 });
+  const xRows = await deliveriesOf(h, hung.id);
+  expect(xRows.map((r) => r.status).sort()).toEqual(['failed', 'retrying']);
+  expect(outcome.jobs.map((j) => j.id)).toContain(xRows.find((r) => r.status === 'retrying')!.id);
+  expect((await deliveriesOf(h, fine.id)).every((r) => r.status === 'delivered')).toBe(true);
+});
+
+test('each attempt of a batch spends one call unit on the seat of the endpoint\'s creator, and only there', async () => {
+  expect(h.deps.config.limitsEnabled).toBe(true);
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  const poster = await memberCaller(h, a.accountId);
+  await addToChannel(a.ownerApi, ch, poster.identityId);
+  const posterUserId = (await getMemberByEmail(h.deps.database.db, a.accountId, poster.email))!.userId;
+  await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/units'), events: ['message.posted'] });
+  for (let i = 0; i < 6; i++) await post(poster, ch, { text: `charged to the creator ${i}` }); // cap 4: two rounds
+  const ids = (await eventsOf(h, a.accountId)).filter((e) => e.type === 'message.posted').map((e) => e.id);
+  const now = h.deps.now();
+  const used = async (userId: string) => Number(await h.deps.redis.get(unitsKey(h.deps.config.redisPrefix, a.accountId, userId, now)) ?? 0);
+  const [creatorBefore, posterBefore] = [await used(a.owner.userId), await used(posterUserId)];
+
+  const outcome = await fanOutAndDeliver(h.deps, transport, ids);
+  expect(outcome).toMatchObject({ rows: 6, delivered: 6, jobs: [] });
+  expect(await used(a.owner.userId)).toBe(creatorBefore + 6);
+  expect(await used(posterUserId)).toBe(posterBefore);
+});

@@ -1,0 +1,33 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { runMigrations } from '@teamchat/db';
+import { TEST_SERVER_URL } from './env';
+
+/**
+ * A database of its own on the test server, built by the real migrations (never a schema push):
+ * the run's database (global setup), and files or scenarios whose worker processes relay every
+ * account's events, so no other test file's rows reach them.
+ */
+export async function createMigratedDatabase(prefix: string): Promise<{ name: string; url: string }> {
+  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
+  await onServer(`CREATE DATABASE "${name}"`);
+  const url = new URL(TEST_SERVER_URL);
+  url.pathname = `/${name}`;
+  await runMigrations(url.toString());
+  return { name, url: url.toString() };
+}
+
+/** Drops a database made by createMigratedDatabase, whoever is still connected to it. */
+export async function dropDatabase(name: string): Promise<void> {
+  await onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
+}
+
+async function onServer(sql: string): Promise<void> {
+  const admin = new Client({ connectionString: TEST_SERVER_URL });
+  await admin.connect();
+  try {
+    await admin.query(sql);
+  } finally {
+    await admin.end();
+  }
+}
