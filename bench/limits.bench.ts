@@ -11,7 +11,7 @@
  */
 import { startServer } from './support/child';
 import { CONNECTIONS, measure, row, type Measured } from './support/load';
-import type { BenchContext, BenchResult } from './run';
+import type { BenchContext, BenchResult, Figure } from './run';
 
 /** pairs per route (BENCH_ROUNDS), seconds per measurement (BENCH_DURATION, default 5 here) */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
@@ -43,6 +43,7 @@ export default async function limitsBench(ctx: BenchContext): Promise<BenchResul
     const only = process.env.BENCH_ONLY?.split(',');
     const modes = (process.env.BENCH_MODES?.split(',') ?? ['off', 'on']) as Array<'off' | 'on'>;
     const rows = [];
+    const figures: Figure[] = [];
     for (const r of routes.filter((x) => !only || only.includes(x.id))) {
       const runs: Record<'on' | 'off', Measured[]> = { on: [], off: [] };
       const ratios = { rps: [] as number[], cpu: [] as number[] };
@@ -67,11 +68,20 @@ export default async function limitsBench(ctx: BenchContext): Promise<BenchResul
           'on÷off req/s (median of pairs)': ratios.rps.length ? Number(median(ratios.rps).toFixed(3)) : '',
           'on÷off CPU/req (median of pairs)': ratios.cpu.length ? Number(median(ratios.cpu).toFixed(3)) : '',
         });
+        if (off && r.id === 'messages' && ratios.rps.length) {
+          // Issue 10: limits on vs off on a read cost ≤ 10 % (1 − on÷off req/s, median of the pairs).
+          const cost = Number((100 * (1 - median(ratios.rps))).toFixed(1));
+          figures.push({
+            id: 'limits_read_cost_pct', figure: `Cost of the limits on a read (${r.name}): 1 − on÷off req/s, median of ${ratios.rps.length} pairs`,
+            value: cost, unit: '%', baseline: 'same route, limits off', baselineValue: Math.round(off.rps), baselineUnit: 'req/s', target: '≤ 10 %', met: cost <= 10,
+          });
+        }
       }
     }
     return {
       title: `Fair-use limits on vs off (${CONNECTIONS} connections, ${ROUNDS} alternating pairs of ${DURATION_S}s per mode, each after a warm-up)`,
       rows,
+      figures,
       notes: [
         '"on" = the per-minute limiter (express-rate-limit) and the daily-unit charge, limits raised so nothing is refused.',
         'Rows show medians over the rounds; the cost of the limits is 1 − (on÷off req/s), and on÷off CPU/req − 1, each the median of adjacent pairs.',

@@ -16,10 +16,18 @@ import { CONNECTIONS, DURATION_S, WARMUP_S, measure, row, type Measured } from '
 import type { BenchContext, BenchResult, Figure } from './run';
 
 /** This bench's lines of the figures table (issue 9): req/s and p99 of a route next to its bare Express row. */
-function figuresOf(id: string, name: string, m: Measured, base: Measured, baseName: string): Figure[] {
+/** Issue 10's targets: throughput as a % of the same-run baseline, p99 in ms (none where the issue sets none). */
+function figuresOf(id: string, name: string, m: Measured, base: Measured, baseName: string, targets: { minPct?: number; maxP99?: number } = {}): Figure[] {
+  const pct = Number(((100 * m.rps) / base.rps).toFixed(1));
   return [
-    { id: `${id}_rps`, figure: `${name}: throughput`, value: Math.round(m.rps), unit: 'req/s', baseline: baseName, baselineValue: Math.round(base.rps), ratioPct: Number(((100 * m.rps) / base.rps).toFixed(1)) },
-    { id: `${id}_p99_ms`, figure: `${name}: p99 latency`, value: m.p99, unit: 'ms', baseline: baseName, baselineValue: base.p99 },
+    {
+      id: `${id}_rps`, figure: `${name}: throughput`, value: Math.round(m.rps), unit: 'req/s', baseline: baseName, baselineValue: Math.round(base.rps), ratioPct: pct,
+      ...(targets.minPct !== undefined ? { target: `≥ ${targets.minPct} % of baseline`, met: pct >= targets.minPct } : {}),
+    },
+    {
+      id: `${id}_p99_ms`, figure: `${name}: p99 latency`, value: m.p99, unit: 'ms', baseline: baseName, baselineValue: base.p99,
+      ...(targets.maxP99 !== undefined ? { target: `≤ ${targets.maxP99} ms`, met: m.p99 <= targets.maxP99 } : {}),
+    },
   ];
 }
 
@@ -47,18 +55,19 @@ export default async function messagesBench(ctx: BenchContext): Promise<BenchRes
     if (want('post1')) {
       const m = await measure(server, { url: api, requests: [{ method: 'POST', path: postPath(seed.channels[0]), headers, body }] });
       rows.push(row('POST messages, 1 channel', m, echo));
+      if (echo) figures.push(...figuresOf('api_write1', 'API write: POST messages on 1 channel', m, echo, 'bare Express JSON echo (POST)', { minPct: 12, maxP99: 60 }));
     }
     if (want('post8')) {
       const m = await measure(server, { url: api, requests: seed.channels.map((ch) => ({ method: 'POST' as const, path: postPath(ch), headers, body })) });
       rows.push(row(`POST messages, ${seed.channels.length} channels`, m, echo));
-      if (echo) figures.push(...figuresOf('api_write', `API write: POST messages over ${seed.channels.length} channels`, m, echo, 'bare Express JSON echo (POST)'));
+      if (echo) figures.push(...figuresOf('api_write', `API write: POST messages over ${seed.channels.length} channels`, m, echo, 'bare Express JSON echo (POST)', { minPct: 20, maxP99: 40 }));
     }
     if (want('read')) {
       const bareGet = want('echo') ? await measure(server, { url: `${bare}/page` }) : undefined;
       if (bareGet) rows.push(row('bare Express GET, same page JSON', bareGet));
       const m = await measure(server, { url: `${api}${readPath}`, headers });
       rows.push(row('GET messages (page of 50)', m, bareGet));
-      if (bareGet) figures.push(...figuresOf('api_read', 'API read: GET messages (page of 50)', m, bareGet, 'bare Express GET, same page JSON'));
+      if (bareGet) figures.push(...figuresOf('api_read', 'API read: GET messages (page of 50)', m, bareGet, 'bare Express GET, same page JSON', { minPct: 25 }));
     }
     return {
       title: `API hot path vs bare Express (${CONNECTIONS} connections, ${DURATION_S}s each after ${WARMUP_S}s warm-up; limits off; logging info)`,

@@ -39,6 +39,8 @@ export interface Figure {
   unit: string;
   baseline: string;
   baselineValue: number;
+  /** the baseline's unit when it is not the figure's own (e.g. req/s behind a % cost) */
+  baselineUnit?: string;
   /** value ÷ baselineValue × 100 where that ratio is the point (throughput); omitted otherwise */
   ratioPct?: number;
   /** the issue's target, if it sets one, and whether this run met it */
@@ -103,7 +105,7 @@ function tableLine(f: Figure): Record<string, string | number> {
     figure: f.figure,
     value: `${f.value} ${f.unit}`,
     baseline: f.baseline,
-    'baseline value': `${f.baselineValue} ${f.unit === '/s' || f.unit === 'req/s' ? f.unit : f.unit}`,
+    'baseline value': `${f.baselineValue} ${f.baselineUnit ?? f.unit}`,
     '% of baseline': f.ratioPct ?? '',
     target: f.target ? `${f.target}: ${f.met ? 'met' : 'NOT met'}` : '',
   };

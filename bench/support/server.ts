@@ -14,29 +14,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import express from 'express';
-import Redis from 'ioredis';
-import { Client } from 'pg';
 import type { SeedResult, ServerReady, StatsSnapshot, ToServer } from './protocol';
 
-// Count round trips before anything opens a connection.
-const counters = { pg: 0, redis: 0 };
-/** BENCH_QUERY_LOG=1: also count each query text (the stop snapshot then lists them). */
-const queryTexts = process.env.BENCH_QUERY_LOG === '1' ? new Map<string, number>() : null;
-const pgQuery = Client.prototype.query;
-Client.prototype.query = function countedQuery(this: Client, ...args: unknown[]) {
-  counters.pg += 1;
-  if (queryTexts) {
-    const q = args[0] as string | { text?: string; name?: string };
-    const text = (typeof q === 'string' ? q : (q?.text ?? q?.name ?? '?')).replace(/\s+/g, ' ').slice(0, 160);
-    queryTexts.set(text, (queryTexts.get(text) ?? 0) + 1);
-  }
-  return (pgQuery as (...a: unknown[]) => unknown).apply(this, args);
-} as typeof Client.prototype.query;
-const redisSend = Redis.prototype.sendCommand;
-Redis.prototype.sendCommand = function countedSend(this: Redis, ...args: Parameters<Redis['sendCommand']>) {
-  counters.redis += 1;
-  return redisSend.apply(this, args);
-};
+import { counters, queryTexts } from './round-trip-counters';
 
 function listen(app: express.Express): Promise<number> {
   return new Promise((resolve) => {

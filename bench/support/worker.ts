@@ -6,8 +6,6 @@
  * SIGTERM stops it as in production. Forked by bench/support/processes.ts (with `--cpu-prof`
  * under BENCH_CPU_PROF). BENCH_QUERY_LOG=1 also counts each query text.
  */
-import Redis from 'ioredis';
-import { Client } from 'pg';
 
 export interface WorkerStats {
   cpuUs: number;
@@ -16,23 +14,7 @@ export interface WorkerStats {
   queries?: Record<string, number>;
 }
 
-const counters = { pg: 0, redis: 0 };
-const queryTexts = process.env.BENCH_QUERY_LOG === '1' ? new Map<string, number>() : null;
-const pgQuery = Client.prototype.query;
-Client.prototype.query = function countedQuery(this: Client, ...args: unknown[]) {
-  counters.pg += 1;
-  if (queryTexts) {
-    const q = args[0] as string | { text?: string; name?: string };
-    const text = (typeof q === 'string' ? q : (q?.text ?? q?.name ?? '?')).replace(/\s+/g, ' ').slice(0, 120);
-    queryTexts.set(text, (queryTexts.get(text) ?? 0) + 1);
-  }
-  return (pgQuery as (...a: unknown[]) => unknown).apply(this, args);
-} as typeof Client.prototype.query;
-const redisSend = Redis.prototype.sendCommand;
-Redis.prototype.sendCommand = function countedSend(this: Redis, ...args: Parameters<Redis['sendCommand']>) {
-  counters.redis += 1;
-  return redisSend.apply(this, args);
-};
+import { counters, queryTexts } from './round-trip-counters';
 
 process.on('message', (msg: { id: number; cmd: 'stats' }) => {
   if (msg.cmd !== 'stats') return;
