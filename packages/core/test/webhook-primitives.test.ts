@@ -80,6 +80,26 @@ describe('webhook URL guard (spec: public https only; issue 11: each forbidden r
     expect(await refused('https://no-such-host.invalid/')).toBe('unresolvable');
   });
 
+  it.each(['0x7f.1', '127.1', '2130706433', '0177.0.0.1', '0x0a.0.0.1', '[::ffff:7f00:1]'])('refuses the loopback or private address spelled %s', async (host) => {
+    expect(await refused(`https://${host}/hook`)).toBe('private_address');
+  });
+
+  it('vets a name on its newest resolution: concurrent attempts share one lookup, the next attempt resolves again (a rebinding name is refused)', async () => {
+    const answers = [[{ address: '1.1.1.1', family: 4 }], [{ address: '10.0.0.7', family: 4 }]];
+    let lookups = 0;
+    const resolve = async () => {
+      const answer = answers[Math.min(lookups, answers.length - 1)];
+      lookups += 1;
+      await new Promise((r) => setTimeout(r, 5));
+      return answer;
+    };
+    const together = await Promise.all([1, 2, 3].map(() => vetWebhookUrl('https://rebind.example/hook', { allowedHosts: [], resolve })));
+    expect(lookups).toBe(1);
+    expect(together.map((v) => v.address)).toEqual(['1.1.1.1', '1.1.1.1', '1.1.1.1']);
+    await expect(vetWebhookUrl('https://rebind.example/hook', { allowedHosts: [], resolve })).rejects.toMatchObject({ extras: { reason: 'private_address' } });
+    expect(lookups).toBe(2);
+  });
+
   it('WEBHOOK_ALLOWED_HOSTS exempts a host from the address rule, never from https', async () => {
     const v = await vetWebhookUrl('https://localhost:8443/hook', { allowedHosts: ['localhost'] });
     expect(['127.0.0.1', '::1']).toContain(v.address);

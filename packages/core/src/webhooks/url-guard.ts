@@ -1,4 +1,5 @@
 import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { errors } from '../errors';
 
@@ -79,16 +80,45 @@ export function parseWebhookUrl(raw: string): URL {
   return url;
 }
 
-export async function vetWebhookUrl(raw: string, opts: { allowedHosts: readonly string[] }): Promise<VettedUrl> {
+/** How a name is resolved: every address, in the resolver's order (node:dns `lookup` with `all`). */
+export type Resolve = (host: string) => Promise<Array<{ address: string; family: number }>>;
+
+const systemResolve: Resolve = (host) => lookup(host, { all: true, verbatim: true });
+
+/**
+ * Resolutions under way, by resolver and name: attempts that vet the same name at the same moment
+ * (a batch round sends to many endpoints of one receiver host at once) share ONE lookup. Nothing
+ * is kept once it answers: the next attempt resolves the name again (a rebinding name is judged
+ * on its newest answer), so this saves lookups without ever vetting an older answer.
+ */
+const resolving = new WeakMap<Resolve, Map<string, Promise<Array<{ address: string; family: number }>>>>();
+
+function resolveShared(resolve: Resolve, host: string): Promise<Array<{ address: string; family: number }>> {
+  let pending = resolving.get(resolve);
+  if (!pending) {
+    pending = new Map();
+    resolving.set(resolve, pending);
+  }
+  const inFlight = pending.get(host);
+  if (inFlight) return inFlight;
+  const p = resolve(host).finally(() => pending.delete(host));
+  pending.set(host, p);
+  return p;
+}
+
+export async function vetWebhookUrl(raw: string, opts: { allowedHosts: readonly string[]; resolve?: Resolve }): Promise<VettedUrl> {
   const url = parseWebhookUrl(raw);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
   const exempt = opts.allowedHosts.includes(host);
   let addresses: Array<{ address: string; family: number }>;
-  if (ipaddr.isValid(host)) {
-    addresses = [{ address: host, family: ipaddr.parse(host).kind() === 'ipv6' ? 6 : 4 }];
+  // The WHATWG parser has already turned every IPv4 spelling (hex, octal, short forms, a single
+  // number) into dotted quads, so node's isIP recognises every literal the URL can hold.
+  const literal = isIP(host);
+  if (literal !== 0) {
+    addresses = [{ address: host, family: literal }];
   } else {
     try {
-      addresses = await lookup(host, { all: true, verbatim: true });
+      addresses = await resolveShared(opts.resolve ?? systemResolve, host);
     } catch {
       return refuse('unresolvable', `The host ${host} does not resolve.`);
     }

@@ -124,7 +124,7 @@ export async function recordAttempt(deps: Deps, ctx: DeliveryContext, claim: Dat
   // The common case, delivered within the slow bar: no retry row, no disabling, no slow check
   // (isSlow needs a latency above the bar): one statement instead of a transaction.
   if (receiverAnswered && deliveredQuickly(sent)) {
-    const closed = await closeDelivered(deps.database.db, { claim, now, rows: [{ deliveryId: row.id, responseStatus: sent.status, latencyMs: sent.latencyMs }] });
+    const closed = await closeDelivered(deps.database.db, { now, rows: [{ deliveryId: row.id, claim, responseStatus: sent.status, latencyMs: sent.latencyMs }] });
     if (!closed.has(row.id)) return { kind: 'skip', reason: 'closed' };
     observeAttempt(deps, row, status, sent.latencyMs, now);
     return done(row.id, status, sent.status, sent.latencyMs, error, null);

@@ -9,6 +9,8 @@ export * from './attempt';
 export * from './queues';
 export * from './fan-out';
 export * from './batch';
+export { BATCH_SLOW_MS, type BatchOutcome } from './round';
+export { BATCH_BUDGET_MS, SharedRounds, sharedRoundsFor } from './shared-rounds';
 export * from './manual';
 export * from './manual-limits';
 export * from './test-event';

@@ -77,21 +77,22 @@ export const CLAIM = statement<{ id: string }>('webhook_claim', `
 
 /**
  * The common outcome in one statement: 2xx answers within the slow bar close their rows
- * `delivered` under our claim (the fence: each row still open, still claimed by us) and, only
- * for the rows it closed, record each endpoint's health once (skipped when nothing changes much,
- * as recordHealth does). One row for a single attempt, several for a batch round.
- * $1 ids, $2 claim, $3 status codes, $4 latencies ms, $5 now, $6 now − 1 s. Answers the ids it
+ * `delivered` under their claims (the fence: each row still open, still claimed by us, with the
+ * claim it was attempted under: rows of one round may come from batches with different claims)
+ * and, only for the rows it closed, record each endpoint's health once (skipped when nothing
+ * changes much, as recordHealth does). One row for a single attempt, several for a batch round.
+ * $1 ids, $2 claims, $3 status codes, $4 latencies ms, $5 now, $6 now − 1 s. Answers the ids it
  * closed (a row whose claim was lost is not among them).
  */
-export const CLOSE_DELIVERED = statement<{ ids: string[] }>('webhook_close_delivered', `
+export const CLOSE_DELIVERED = statement<{ ids: string[] }>('webhook_close_delivered_claims', `
   WITH input AS (
-    SELECT * FROM unnest($1::text[], $3::int[], $4::int[]) AS i(id, response_status, latency_ms)
+    SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::int[], $4::int[]) AS i(id, claim, response_status, latency_ms)
   ), closed AS (
     UPDATE webhook_deliveries d
        SET status = 'delivered', response_status = i.response_status, latency_ms = i.latency_ms, error = NULL,
            attempted_at = $5, claimed_until = NULL, next_retry_at = NULL
       FROM input i
-     WHERE d.id = i.id AND d.claimed_until = $2 AND d.status IN ('pending', 'retrying')
+     WHERE d.id = i.id AND d.claimed_until = i.claim AND d.status IN ('pending', 'retrying')
     RETURNING d.id, d.endpoint_id
   ), health AS (
     UPDATE webhook_endpoints w SET last_success_at = $5, failing_since = NULL
@@ -100,3 +101,13 @@ export const CLOSE_DELIVERED = statement<{ ids: string[] }>('webhook_close_deliv
     RETURNING w.id
   )
   SELECT COALESCE((SELECT array_agg(id) FROM closed), '{}'::text[]) AS ids, (SELECT count(*) FROM health)::int AS health`);
+
+/**
+ * Gives back the claims a fan-out batch took at its write on rows it then did not attempt (they
+ * leave for single attempts, which must be able to claim them at once). Only rows still open and
+ * still under that claim. $1 ids, $2 the batch's claim.
+ */
+export const RELEASE_CLAIMS = statement<{ id: string }>('webhook_release_claims', `
+  UPDATE webhook_deliveries SET claimed_until = NULL
+   WHERE id = ANY($1::text[]) AND claimed_until = $2 AND status IN ('pending', 'retrying')
+  RETURNING id`);

@@ -3,7 +3,7 @@ import {
 } from '@teamchat/db';
 import { newId } from '../../ids';
 import { SLOW_MEDIAN_MS } from './schedule';
-import { CLAIM, CLOSE_DELIVERED } from './statements';
+import { CLAIM, CLOSE_DELIVERED, RELEASE_CLAIMS } from './statements';
 
 /**
  * The delivery log's rows and their transitions (spec: Delivery transitions). One row per
@@ -68,19 +68,26 @@ export function deliveredQuickly(sent: { status: number | null; latencyMs: numbe
 }
 
 /**
- * The common outcome, delivered (deliveredQuickly), in one statement for any number of rows of
- * one claim: each row closed under the claim and its endpoint's health recorded (recordHealth's
- * rule). Answers the ids it closed; a row whose claim was lost meanwhile is not among them.
+ * The common outcome, delivered (deliveredQuickly), in one statement for any number of rows,
+ * each under its own claim: each row closed under its claim and its endpoint's health recorded
+ * (recordHealth's rule). Answers the ids it closed; a row whose claim was lost meanwhile is not
+ * among them.
  */
 export async function closeDelivered(
   db: Executor,
-  input: { claim: Date; now: Date; rows: ReadonlyArray<{ deliveryId: string; responseStatus: number; latencyMs: number }> },
+  input: { now: Date; rows: ReadonlyArray<{ deliveryId: string; claim: Date; responseStatus: number; latencyMs: number }> },
 ): Promise<Set<string>> {
-  const { claim, now, rows } = input;
+  const { now, rows } = input;
   const [r] = await runStatement(db, CLOSE_DELIVERED, [
-    rows.map((x) => x.deliveryId), claim, rows.map((x) => x.responseStatus), rows.map((x) => x.latencyMs), now, new Date(now.getTime() - 1000),
+    rows.map((x) => x.deliveryId), rows.map((x) => x.claim), rows.map((x) => x.responseStatus), rows.map((x) => x.latencyMs), now, new Date(now.getTime() - 1000),
   ]);
   return new Set(r.ids);
+}
+
+/** Gives back `claim` on the rows of `ids` still open under it (a batch's rows it did not attempt). */
+export async function releaseClaims(db: Executor, ids: readonly string[], claim: Date): Promise<number> {
+  if (ids.length === 0) return 0;
+  return (await runStatement(db, RELEASE_CLAIMS, [ids, claim])).length;
 }
 
 /** The fence every write after an attempt carries: this row, still open, still under our claim. */

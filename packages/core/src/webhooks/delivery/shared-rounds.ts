@@ -1,0 +1,179 @@
+import type { Deps } from '../../context';
+import type { FannedOutDelivery } from './fan-out';
+import { acquireInFlightSlots } from './in-flight';
+import { runRound, type BatchState, type Item } from './round';
+import { claimMs } from './schedule';
+import type { WebhookTransport } from './transport';
+
+/**
+ * After this long, a batch's rows still waiting for a slot leave for single attempts. The batch's
+ * claim on its rows lasts this long plus one attempt's claim time (batch.ts).
+ */
+export const BATCH_BUDGET_MS = 8_000;
+/** Pause before trying for slots again when none of the waiting accounts had one free. */
+const NO_SLOT_PAUSE_MS = 25;
+
+interface Waiting extends Item {
+  /** the row has left the queue for good (attempted and recorded, detached, or handed on) */
+  done(): void;
+}
+
+/**
+ * The rounds of one worker process (issue 11 throughput): the rows every fan-out batch of the
+ * process could not attempt in its own first round wait here, per account in fan-out order, and
+ * go out in SHARED rounds: one start at a time takes in-flight slots for every waiting account
+ * (one script), and puts every row that got one into one round (round.ts: one claim, one charge,
+ * one close for the round). A round runs on by itself; when it ends its slots are given back and
+ * the next round starts with whatever is waiting. So concurrent batches do not split the
+ * accounts' slots into many small rounds (each paying the same round trips), and nobody polls
+ * for slots another batch of the same process holds.
+ *
+ * A row leaves for single attempts (its batch's `out.jobs`, its claim given back by the batch)
+ * when its endpoint was handed off by its batch (a slow or failing answer), or when its batch is
+ * older than BATCH_BUDGET_MS (so every row sent here still has one whole attempt's claim left:
+ * batch.ts). If a
+ * round fails (database or Redis), each batch with a row in it is marked failed and hands all
+ * its rows to single attempts (a row already closed, or under a live claim, is skipped or waited
+ * for by its job): nothing is lost, nothing is attempted twice at once.
+ */
+export class SharedRounds {
+  private readonly queues = new Map<string, Waiting[]>();
+  private starting = false;
+  private again = false;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly deps: Deps, private readonly transport: WebhookTransport) {}
+
+  /** Queues a batch's rows; resolves once each was attempted and recorded (or detached as a straggler of its batch), or handed to `batch.out.jobs`. */
+  run(batch: BatchState, rows: readonly FannedOutDelivery[]): Promise<void> {
+    if (rows.length === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      let left = rows.length;
+      const done = () => {
+        left -= 1;
+        if (left === 0) resolve();
+      };
+      for (const r of rows) {
+        const w: Waiting = { r, batch, done };
+        const q = this.queues.get(r.accountId);
+        if (q) q.push(w);
+        else this.queues.set(r.accountId, [w]);
+      }
+      this.pump();
+    });
+  }
+
+  /** Rows waiting, all accounts (tests, metrics). */
+  waiting(): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.length;
+    return n;
+  }
+
+  private pump(): void {
+    if (this.starting) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    this.starting = true;
+    this.again = false;
+    this.start()
+      .catch((err: Error) => this.failWaiting(err))
+      .finally(() => {
+        this.starting = false;
+        if (this.again) this.pump();
+        else if (this.queues.size > 0 && !this.timer) {
+          // Slots held elsewhere (another process, or stragglers) free up without telling us.
+          this.timer = setTimeout(() => {
+            this.timer = null;
+            this.pump();
+          }, NO_SLOT_PAUSE_MS);
+          this.timer.unref();
+        }
+      });
+  }
+
+  /** Starts one round with every waiting row that gets a slot; the round then runs on by itself. */
+  private async start(): Promise<void> {
+    const now = Date.now();
+    for (const [accountId, q] of this.queues) {
+      const keep = q.filter((w) => {
+        const leaves = w.batch.failed !== null || w.batch.handedOff.has(w.r.endpointId) || now - w.batch.started >= BATCH_BUDGET_MS;
+        if (!leaves) return true;
+        if (w.batch.failed === null) {
+          // a failed batch hands every row on itself
+          w.batch.out.jobs.push({ id: w.r.id });
+          w.batch.unattempted.push(w.r.id);
+        }
+        w.done();
+        return false;
+      });
+      if (keep.length > 0) this.queues.set(accountId, keep);
+      else this.queues.delete(accountId);
+    }
+    if (this.queues.size === 0) return;
+
+    const leases = await acquireInFlightSlots(this.deps, new Map([...this.queues].map(([a, q]) => [a, q.length])), claimMs(this.deps.config));
+    const round: Waiting[] = [];
+    for (const [accountId, q] of this.queues) {
+      const n = leases.granted.get(accountId) ?? 0;
+      if (n === 0) continue;
+      round.push(...q.splice(0, n));
+      if (q.length === 0) this.queues.delete(accountId);
+    }
+    if (round.length === 0) return;
+    let answered = false;
+    const onAnswered = () => {
+      if (answered) return;
+      answered = true;
+      // The round's attempts are answered: their slots go back and the next round may start
+      // while this one records.
+      void leases.release().finally(() => this.pump());
+    };
+    void this.finish(round, onAnswered, runRound(this.deps, this.transport, round, leases, onAnswered));
+  }
+
+  /** Starts a round now if rows wait (a batch gave slots back). */
+  poke(): void {
+    if (this.queues.size > 0) this.pump();
+  }
+
+  private async finish(round: Waiting[], onAnswered: () => void, running: Promise<void>): Promise<void> {
+    try {
+      await running;
+    } catch (err) {
+      this.deps.logger.warn('a delivery round failed; its batches\' rows go to single attempts', { error: (err as Error).message });
+      for (const w of round) w.batch.failed ??= err as Error;
+    }
+    onAnswered(); // a round that failed before its answers gives its slots back here
+    for (const w of round) w.done();
+  }
+
+  /** Slots could not be taken (Redis away): every waiting row's batch hands its rows to single attempts. */
+  private failWaiting(err: Error): void {
+    this.deps.logger.warn('taking in-flight slots failed; waiting rows go to single attempts', { error: err.message });
+    for (const q of this.queues.values()) {
+      for (const w of q) {
+        w.batch.failed ??= err;
+        w.done();
+      }
+    }
+    this.queues.clear();
+  }
+}
+
+const byTransport = new WeakMap<WebhookTransport, SharedRounds>();
+
+/** The process's shared rounds for this transport (one per worker process; tests get one per transport). */
+export function sharedRoundsFor(deps: Deps, transport: WebhookTransport): SharedRounds {
+  let rounds = byTransport.get(transport);
+  if (!rounds) {
+    rounds = new SharedRounds(deps, transport);
+    byTransport.set(transport, rounds);
+  }
+  return rounds;
+}
