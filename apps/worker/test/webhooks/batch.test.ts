@@ -83,3 +83,51 @@ test('each attempt of a batch spends one call unit on the seat of the endpoint\'
   expect(await used(a.owner.userId)).toBe(creatorBefore + 6);
   expect(await used(posterUserId)).toBe(posterBefore);
 });
+
+test('batches running at once share the process\'s rounds: the account\'s in-flight cap holds across them and every row is delivered by them, none left claimed', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/shared'), events: ['message.posted'] });
+  for (let i = 0; i < 12; i++) await post(a.ownerApi, ch, { text: `shared rounds ${i}` });
+  const ids = (await eventsOf(h, a.accountId)).filter((e) => e.type === 'message.posted').map((e) => e.id);
+  ok.fallback = { status: 200, delayMs: 60 };
+  ok.maxInFlight = 0;
+  try {
+    // Three batches of 4 at once on one account whose cap is 4: only one can have its first
+    // round; the others' rows wait in the shared rounds for the slots it gives back.
+    const outcomes = await Promise.all([ids.slice(0, 4), ids.slice(4, 8), ids.slice(8)].map((part) => fanOutAndDeliver(h.deps, transport, part)));
+    expect(outcomes.reduce((n, o) => n + o.delivered, 0)).toBe(12);
+    expect(outcomes.flatMap((o) => o.jobs)).toEqual([]);
+  } finally {
+    ok.fallback = { status: 200 };
+  }
+  expect(ok.maxInFlight).toBeLessThanOrEqual(4);
+  const rows = await deliveriesOf(h, ep.id);
+  expect(rows).toHaveLength(12);
+  expect(rows.every((r) => r.status === 'delivered' && r.claimedUntil === null && r.attempt === 1)).toBe(true);
+  expect(ok.received.filter((r) => r.path === '/shared')).toHaveLength(12);
+});
+
+test('rows a batch hands on without an attempt get its claim back, so their jobs can take them at once', async () => {
+  const x = await messagingAccount(h);
+  const xc = await makeChannel(x.ownerApi);
+  const hung = await createEndpointRow(h, { accountId: x.accountId, createdByUserId: x.owner.userId, url: hang.url('/hang-many'), events: ['message.posted'] });
+  for (let i = 0; i < 6; i++) await post(x.ownerApi, xc, { text: `to a receiver that never answers ${i}` }); // cap 4: two wait
+  const ids = (await eventsOf(h, x.accountId)).filter((e) => e.type === 'message.posted').map((e) => e.id);
+
+  const outcome = await fanOutAndDeliver(h.deps, transport, ids);
+
+  const rows = await deliveriesOf(h, hung.id);
+  const firsts = rows.filter((r) => r.attempt === 1);
+  expect(firsts).toHaveLength(6);
+  // Four were attempted (they hung until the timeout): failed, each with its retry row.
+  expect(firsts.filter((r) => r.status === 'failed')).toHaveLength(4);
+  expect(rows.filter((r) => r.attempt === 2 && r.status === 'retrying')).toHaveLength(4);
+  // Two never got a slot; their endpoint was handed off: open, unclaimed, handed on as jobs.
+  const waited = firsts.filter((r) => r.status === 'pending');
+  expect(waited).toHaveLength(2);
+  expect(waited.every((r) => r.claimedUntil === null)).toBe(true);
+  const jobIds = outcome.jobs.map((j) => j.id);
+  for (const r of waited) expect(jobIds).toContain(r.id);
+  expect(outcome.delivered).toBe(0);
+});
