@@ -21,8 +21,13 @@ export interface PostResult {
 
 /** Pools idle this long are closed and forgotten. */
 const POOL_IDLE_MS = 5 * 60_000;
-/** Connections per pool: more than the in-flight cap (16), so one account never queues inside undici. */
-const POOL_CONNECTIONS = 32;
+/**
+ * Connections per pool (one pool per receiver origin and vetted address, shared by every
+ * account's endpoints on that host): room for 8 accounts at the largest in-flight cap (16) before
+ * attempts queue inside undici. Many accounts often post to one receiver host; with 32, a bench
+ * of 32 accounts × 4 slots against one host queued 4 deep and delivered ~30 % less (docs/performance.md).
+ */
+const POOL_CONNECTIONS = 128;
 /** Bytes of a receiver's answer read before the connection is dropped (the body is ignored). */
 const MAX_BODY_BYTES = 64 * 1024;
 
