@@ -1,4 +1,4 @@
-import { accounts, eq, inArray, webhookEndpoints } from '@teamchat/db';
+import { accounts, eq, sql, webhookEndpoints } from '@teamchat/db';
 import type { Deps } from '../../context';
 import { planFanOut, writeFanOut, type FannedOutDelivery } from './fan-out';
 import { acquireInFlightSlots } from './in-flight';
@@ -27,13 +27,26 @@ import type { WebhookTransport } from './transport';
  * attempted twice at once.
  */
 
-/** The endpoints (and their accounts) a batch's attempts need, in one query. */
-async function loadContexts(deps: Deps, endpointIds: string[]): Promise<Map<string, Context>> {
-  const found = await deps.database.db
+function contextsQuery(db: Deps['database']['db']) {
+  return db
     .select({ endpoint: webhookEndpoints, account: { id: accounts.id, plan: accounts.plan, state: accounts.state } })
     .from(webhookEndpoints)
     .innerJoin(accounts, eq(accounts.id, webhookEndpoints.accountId))
-    .where(inArray(webhookEndpoints.id, endpointIds));
+    .where(sql`${webhookEndpoints.id} = ANY(${sql.placeholder('ids')}::text[])`)
+    .prepare('webhook_batch_contexts');
+}
+/** Built once per database handle (as loadDeliveryContext's): the query builder runs once, PostgreSQL plans it once per connection. */
+const contextsQueries = new WeakMap<object, ReturnType<typeof contextsQuery>>();
+
+/** The endpoints (and their accounts) a batch's attempts need, in one query. */
+async function loadContexts(deps: Deps, endpointIds: string[]): Promise<Map<string, Context>> {
+  const db = deps.database.db;
+  let q = contextsQueries.get(db);
+  if (!q) {
+    q = contextsQuery(db);
+    contextsQueries.set(db, q);
+  }
+  const found = await q.execute({ ids: endpointIds });
   return new Map<string, Context>(found.map((c) => [c.endpoint.id, c]));
 }
 
