@@ -349,7 +349,7 @@ describe('issue 10: the post statement is atomic (outbox rows commit with the me
       await h.deps.database.pool.query(`DROP TRIGGER ${fn} ON events; DROP FUNCTION ${fn}();`);
     }
     expect((await db().select().from(messages).where(eq(messages.channelId, ch))).map((m) => m.text)).toEqual(['before']);
-    expect((await db().select().from(events).where(eq(events.channelId, ch))).map((e) => e.type)).toEqual(['channel.created', 'message.posted']);
+    expect((await db().select().from(events).where(eq(events.channelId, ch)).orderBy(asc(events.seq))).map((e) => e.type)).toEqual(['channel.created', 'message.posted']);
     const [after] = await db().select({ lastTsMicros: channels.lastTsMicros }).from(channels).where(eq(channels.id, ch));
     expect(after.lastTsMicros).toBe(lastTsMicros);
     expect((await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'and posting goes on' })).status).toBe(201);
@@ -375,6 +375,6 @@ describe('issue 10: the post statement is atomic (outbox rows commit with the me
       client.release();
     }
     expect(await db().select().from(messages).where(eq(messages.channelId, ch))).toEqual([]);
-    expect((await db().select().from(events).where(eq(events.channelId, ch))).map((e) => e.type)).toEqual(['channel.created', 'message.posted']);
+    expect((await db().select().from(events).where(eq(events.channelId, ch)).orderBy(asc(events.seq))).map((e) => e.type)).toEqual(['channel.created', 'message.posted']);
   });
 });
