@@ -1,4 +1,5 @@
-import { WebhookTransport, fanOutAndDeliver, getMemberByEmail, unitsKey } from '@teamchat/core';
+import { WebhookTransport, closeDelivered, fanOutAndDeliver, getMemberByEmail, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
+import { inArray, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
 import type { Harness } from '../../../../test/support/harness';
 import { startReceiver, type Receiver } from '../../../../test/support/https-receiver';
@@ -130,4 +131,48 @@ test('rows a batch hands on without an attempt get its claim back, so their jobs
   const jobIds = outcome.jobs.map((j) => j.id);
   for (const r of waited) expect(jobIds).toContain(r.id);
   expect(outcome.delivered).toBe(0);
+});
+
+test('rounds that close at once on the same endpoints all close: every row delivered once, none lost to a deadlock', async () => {
+  // Rounds give their slots back before they record, so their closes run concurrently, each
+  // touching the health of the same endpoints: in the webhooks bench they deadlocked (PostgreSQL
+  // aborted one, whose delivered rows were then sent again) until the endpoints were locked in id
+  // order. This run does not force that interleaving every time; it holds the outcome: 32
+  // endpoints, 16 closes at once, each with 4 rows of every endpoint in its own order, three times
+  // over, every endpoint's health due each time, and every row closed exactly once.
+  const a = await messagingAccount(h);
+  const eps: string[] = [];
+  for (let i = 0; i < 32; i++) eps.push((await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url(`/close-${i}`), events: ['message.posted'] })).id);
+  const db = h.deps.database.db;
+  const bodyId = newId('webhookBody');
+  await db.insert(webhookBodies).values({ id: bodyId, accountId: a.accountId, eventId: newId('event'), eventType: 'message.posted', mode: 'pointers', body: '{}' });
+  const claim = new Date(Date.now() + 60_000);
+  const shuffled = <T>(xs: T[]) => xs.map((x) => [Math.random(), x] as const).sort((p, q) => p[0] - q[0]).map(([, x]) => x);
+  const closed = new Set<string>();
+  for (let wave = 0; wave < 3; wave++) {
+    const closes = Array.from({ length: 16 }, () => shuffled([...eps, ...eps, ...eps, ...eps]).map((endpointId) => ({ id: newId('delivery'), endpointId })));
+    await db.insert(webhookDeliveries).values(closes.flat().map((r) => ({
+      id: r.id, chainId: r.id, attempt: 1, status: 'pending', kind: 'event', accountId: a.accountId, endpointId: r.endpointId,
+      eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: new Date(), claimedUntil: claim,
+    })));
+    await db.update(webhookEndpoints).set({ failingSince: new Date(), lastSuccessAt: null }).where(inArray(webhookEndpoints.id, eps));
+    const now = h.deps.now();
+    const results = await Promise.all(closes.map((rows) => closeDelivered(db, { now, rows: rows.map((r) => ({ deliveryId: r.id, claim, responseStatus: 200, latencyMs: 3 })) })));
+    for (const [k, ids] of results.entries()) {
+      expect([...ids].sort()).toEqual(closes[k].map((r) => r.id).sort());
+      for (const id of ids) closed.add(id);
+    }
+    const health = await db.select().from(webhookEndpoints).where(inArray(webhookEndpoints.id, eps));
+    expect(health.every((e) => e.failingSince === null && e.lastSuccessAt !== null)).toBe(true);
+  }
+  expect(closed.size).toBe(3 * 16 * 4 * 32);
+  const rows = await db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.id, [...closed]));
+  expect(rows.every((r) => r.status === 'delivered' && r.claimedUntil === null)).toBe(true);
+});
+
+test('a deadlock or serialization failure is a conflict to run again; other errors are not', () => {
+  expect(isRetryableConflict(Object.assign(new Error('deadlock detected'), { code: '40P01' }))).toBe(true);
+  expect(isRetryableConflict(Object.assign(new Error('could not serialize access'), { code: '40001' }))).toBe(true);
+  expect(isRetryableConflict(Object.assign(new Error('unique violation'), { code: '23505' }))).toBe(false);
+  expect(isRetryableConflict(new Error('connection terminated'))).toBe(false);
 });

@@ -80,7 +80,10 @@ export const CLAIM = statement<{ id: string }>('webhook_claim', `
  * `delivered` under their claims (the fence: each row still open, still claimed by us, with the
  * claim it was attempted under: rows of one round may come from batches with different claims)
  * and, only for the rows it closed, record each endpoint's health once (skipped when nothing
- * changes much, as recordHealth does). One row for a single attempt, several for a batch round.
+ * changes much, as recordHealth does). The endpoint rows are locked in id order: rounds close
+ * concurrently (a round gives its slots back before it records), and two closes that locked
+ * their endpoints in different orders deadlocked under load (PostgreSQL then aborts one).
+ * One row for a single attempt, several for a batch round.
  * $1 ids, $2 claims, $3 status codes, $4 latencies ms, $5 now, $6 now − 1 s. Answers the ids it
  * closed (a row whose claim was lost is not among them).
  */
@@ -94,10 +97,16 @@ export const CLOSE_DELIVERED = statement<{ ids: string[] }>('webhook_close_deliv
       FROM input i
      WHERE d.id = i.id AND d.claimed_until = i.claim AND d.status IN ('pending', 'retrying')
     RETURNING d.id, d.endpoint_id
-  ), health AS (
-    UPDATE webhook_endpoints w SET last_success_at = $5, failing_since = NULL
+  ), locked AS (
+    SELECT w.id FROM webhook_endpoints w
      WHERE w.id IN (SELECT endpoint_id FROM closed)
        AND (w.failing_since IS NOT NULL OR w.last_success_at IS NULL OR w.last_success_at < $6)
+     ORDER BY w.id
+       FOR NO KEY UPDATE
+  ), health AS (
+    UPDATE webhook_endpoints w SET last_success_at = $5, failing_since = NULL
+      FROM locked l
+     WHERE w.id = l.id
     RETURNING w.id
   )
   SELECT COALESCE((SELECT array_agg(id) FROM closed), '{}'::text[]) AS ids, (SELECT count(*) FROM health)::int AS health`);

@@ -78,10 +78,29 @@ export async function closeDelivered(
   input: { now: Date; rows: ReadonlyArray<{ deliveryId: string; claim: Date; responseStatus: number; latencyMs: number }> },
 ): Promise<Set<string>> {
   const { now, rows } = input;
-  const [r] = await runStatement(db, CLOSE_DELIVERED, [
+  const params = [
     rows.map((x) => x.deliveryId), rows.map((x) => x.claim), rows.map((x) => x.responseStatus), rows.map((x) => x.latencyMs), now, new Date(now.getTime() - 1000),
-  ]);
-  return new Set(r.ids);
+  ];
+  // The attempts were made: their rows must be closed, or a single attempt would send them
+  // again. A deadlock or serialization failure is PostgreSQL choosing a victim, not a verdict:
+  // the statement (atomic, fenced on the claims) is run again.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const [r] = await runStatement(db, CLOSE_DELIVERED, params);
+      return new Set(r.ids);
+    } catch (err) {
+      if (attempt >= CLOSE_ATTEMPTS || !isRetryableConflict(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.floor(Math.random() * 10)));
+    }
+  }
+}
+
+const CLOSE_ATTEMPTS = 5;
+
+/** PostgreSQL's deadlock_detected (40P01) and serialization_failure (40001): the statement may simply be run again. */
+export function isRetryableConflict(err: unknown): boolean {
+  const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
+  return code === '40P01' || code === '40001';
 }
 
 /** Gives back `claim` on the rows of `ids` still open under it (a batch's rows it did not attempt). */
