@@ -14,12 +14,22 @@ import {
   errors, forgetPostFacts, formatTs, messagePostedEvents, parseMentions, postMessage, recordEvents, resolveActor,
   toMessageView, type Actor, type MessageRow, type PostMessageInput, type Principal,
 } from '@teamchat/core';
+import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
 import { startHarness, type Harness } from '../../../../test/support/harness';
 import { addToChannel, makeChannel, memberCaller, messagingAccount, post, type MessagingAccount } from '../../../../test/support/messaging';
 
 let h: Harness;
-beforeAll(async () => { h = await startHarness({ limitsEnabled: false }); });
-afterAll(async () => { await h.close(); });
+// A database of its own: the run's shared database has a worker in it (test/start.test.ts starts
+// the whole service), whose relay would mark these events relayed while they are compared.
+let own: { name: string; url: string };
+beforeAll(async () => {
+  own = await createMigratedDatabase('teamchat_postpath');
+  h = await startHarness({ limitsEnabled: false, databaseUrl: own.url });
+});
+afterAll(async () => {
+  await h.close();
+  await dropDatabase(own.name);
+});
 
 /**
  * The post as it was written before issue 10's post path (main at c1f947e), kept verbatim as
