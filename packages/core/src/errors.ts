@@ -88,8 +88,20 @@ export function uniqueViolationError(err: unknown): AppError {
  * driver's error in a DrizzleQueryError, so the code may be on `cause`.
  */
 export function isUniqueViolation(err: unknown): boolean {
+  return sqlStateOf(err) === '23505';
+}
+
+/** The PostgreSQL SQLSTATE of a driver error; Drizzle wraps it in DrizzleQueryError's `cause`. */
+export function sqlStateOf(err: unknown): string | undefined {
   for (let e = err, depth = 0; e && typeof e === 'object' && depth < 3; e = (e as { cause?: unknown }).cause, depth++) {
-    if ((e as { code?: string }).code === '23505') return true;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
   }
-  return false;
+  return undefined;
+}
+
+/** deadlock_detected (40P01) and serialization_failure (40001): PostgreSQL chose a victim; the same statement may simply run again. */
+export function isRetryableConflict(err: unknown): boolean {
+  const code = sqlStateOf(err);
+  return code === '40P01' || code === '40001';
 }

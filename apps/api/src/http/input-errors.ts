@@ -1,4 +1,4 @@
-import { errors, type AppError } from '@teamchat/core';
+import { errors, sqlStateOf, type AppError } from '@teamchat/core';
 
 /**
  * The safety net behind the edge's checks (docs/api.md "Hostile input"): failures that only
@@ -21,13 +21,4 @@ export function fromCallerInput(err: unknown): AppError | null {
   // a number out of range (22003), bad text for a type (22P02), bad date/time (22007, 22008), ...
   if (sqlstate?.startsWith('22')) return errors.invalid('A value in the request cannot be stored or compared as given.');
   return null;
-}
-
-/** The PostgreSQL SQLSTATE of a driver error; Drizzle wraps it in DrizzleQueryError's `cause`. */
-function sqlStateOf(err: unknown): string | undefined {
-  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 3; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
-  }
-  return undefined;
 }

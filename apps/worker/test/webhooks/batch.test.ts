@@ -1,10 +1,10 @@
-import { WebhookTransport, closeDelivered, fanOutAndDeliver, getMemberByEmail, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
-import { inArray, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
+import { WebhookTransport, acquireInFlightSlots, closeDelivered, fanOutAndDeliver, getMemberByEmail, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
+import { eq, inArray, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
 import type { Harness } from '../../../../test/support/harness';
 import { startReceiver, type Receiver } from '../../../../test/support/https-receiver';
 import { addToChannel, eventsOf, makeChannel, memberCaller, messagingAccount, post } from '../../../../test/support/messaging';
-import { TEST_TIMEOUT_MS, createEndpointRow, deliveriesOf, startWebhookHarness } from '../../../../test/support/webhooks';
+import { TEST_TIMEOUT_MS, createEndpointRow, deliveriesOf, eventually, startWebhookHarness } from '../../../../test/support/webhooks';
 
 /**
  * Issue 11, the fan-out job's first attempts in rounds (core batch.ts), called directly: no
@@ -175,4 +175,27 @@ test('a deadlock or serialization failure is a conflict to run again; other erro
   expect(isRetryableConflict(Object.assign(new Error('could not serialize access'), { code: '40001' }))).toBe(true);
   expect(isRetryableConflict(Object.assign(new Error('unique violation'), { code: '23505' }))).toBe(false);
   expect(isRetryableConflict(new Error('connection terminated'))).toBe(false);
+});
+
+test('rows that waited for a slot are not sent once their endpoint was disabled meanwhile: the round reads endpoints again before it sends', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/disabled-meanwhile'), events: ['message.posted'] });
+  for (let i = 0; i < 3; i++) await post(a.ownerApi, ch, { text: `waits for a slot ${i}` });
+  const ids = (await eventsOf(h, a.accountId)).filter((e) => e.type === 'message.posted').map((e) => e.id);
+  // Every slot of the account is held elsewhere: the batch's rows wait in the shared rounds.
+  const held = await acquireInFlightSlots(h.deps, new Map([[a.accountId, 4]]), 30_000);
+  expect(held.granted.get(a.accountId)).toBe(4);
+  const running = fanOutAndDeliver(h.deps, transport, ids);
+  await eventually(async () => (await deliveriesOf(h, ep.id)).length === 3, 5_000, 'the fan-out wrote its rows');
+  await h.deps.database.db.update(webhookEndpoints).set({ enabled: false, disabledReason: 'manual' }).where(eq(webhookEndpoints.id, ep.id));
+  await held.release();
+
+  const outcome = await running;
+  expect(ok.received.filter((r) => r.path === '/disabled-meanwhile')).toHaveLength(0);
+  expect(outcome.delivered).toBe(0);
+  const rows = await deliveriesOf(h, ep.id);
+  expect(outcome.jobs.map((j) => j.id).sort()).toEqual(rows.map((r) => r.id).sort());
+  // Handed on unclaimed, for the single path to drop.
+  expect(rows.every((r) => r.status === 'pending' && r.claimedUntil === null)).toBe(true);
 });

@@ -85,10 +85,33 @@ export class RedisScript {
     try {
       return (await redis.evalsha(this.sha, keys.length, ...keys, ...args)) as T;
     } catch (err) {
-      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+      if (!isNoScript(err)) throw err;
       return (await redis.eval(this.source, keys.length, ...keys, ...args)) as T;
     }
   }
+
+  /** Several runs in ONE round trip (a pipeline); the script is loaded and the pipeline sent again if Redis does not know it. */
+  async runMany<T>(redis: Redis, calls: ReadonlyArray<{ keys: string[]; args: Array<string | number> }>): Promise<T[]> {
+    if (calls.length === 0) return [];
+    const send = async () => {
+      const p = redis.pipeline();
+      for (const c of calls) p.evalsha(this.sha, c.keys.length, ...c.keys, ...c.args);
+      return (await p.exec()) ?? [];
+    };
+    let results = await send();
+    if (results.some(([err]) => isNoScript(err))) {
+      await redis.script('LOAD', this.source);
+      results = await send();
+    }
+    return results.map(([err, value]) => {
+      if (err) throw err;
+      return value as T;
+    });
+  }
+}
+
+function isNoScript(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('NOSCRIPT');
 }
 
 const chargeScript = new RedisScript(CHARGE_SCRIPT);
@@ -100,40 +123,23 @@ const chargeScript = new RedisScript(CHARGE_SCRIPT);
  * read whose size is known only after its response was built).
  */
 export async function chargeUnits(input: SeatRef & { units: number; check?: boolean }): Promise<ChargeResult> {
-  const { redis, prefix, accountId, seatUserId, limits, now, units } = input;
-  if (!Number.isInteger(units) || units < 0) throw new RangeError(`units must be a non-negative integer, got ${units}`);
-  const limit = limits.unitsPerDay;
-  const [allowed, used] = await chargeScript.run<[number, number]>(redis, [unitsKey(prefix, accountId, seatUserId, now)], [
-    units, limit, unitsKeyTtlMs(now), input.check === false ? '0' : '1',
-  ]);
-  return { allowed: allowed === 1, ...usage(Number(used), limit, now) };
+  const [charged] = await chargeUnitsMany(input.redis, [input]);
+  return charged;
 }
 
 /**
- * chargeUnits (with the check) for several seats in ONE Redis round trip: a pipeline of the same
- * script, one call per seat (a webhook batch charges each endpoint creator's seat its attempts).
- * The script is loaded first when Redis does not know it (first use, or after a restart).
+ * chargeUnits for several seats in ONE Redis round trip (a webhook batch charges each endpoint
+ * creator's seat its attempts); each seat's charge is all or none.
  */
-export async function chargeUnitsMany(redis: Redis, inputs: ReadonlyArray<SeatRef & { units: number }>): Promise<ChargeResult[]> {
-  if (inputs.length === 0) return [];
-  const run = async (): Promise<Array<[Error | null, unknown]>> => {
-    const p = redis.pipeline();
-    for (const i of inputs) {
-      if (!Number.isInteger(i.units) || i.units < 0) throw new RangeError(`units must be a non-negative integer, got ${i.units}`);
-      p.evalsha(chargeScript.sha, 1, unitsKey(i.prefix, i.accountId, i.seatUserId, i.now), i.units, i.limits.unitsPerDay, unitsKeyTtlMs(i.now), '1');
-    }
-    return (await p.exec()) ?? [];
-  };
-  let results = await run();
-  if (results.some(([err]) => err?.message.startsWith('NOSCRIPT'))) {
-    await redis.script('LOAD', chargeScript.source);
-    results = await run();
+export async function chargeUnitsMany(redis: Redis, inputs: ReadonlyArray<SeatRef & { units: number; check?: boolean }>): Promise<ChargeResult[]> {
+  for (const i of inputs) {
+    if (!Number.isInteger(i.units) || i.units < 0) throw new RangeError(`units must be a non-negative integer, got ${i.units}`);
   }
-  return results.map(([err, value], n) => {
-    if (err) throw err;
-    const [allowed, used] = value as [number, number];
-    return { allowed: allowed === 1, ...usage(Number(used), inputs[n].limits.unitsPerDay, inputs[n].now) };
-  });
+  const results = await chargeScript.runMany<[number, number]>(redis, inputs.map((i) => ({
+    keys: [unitsKey(i.prefix, i.accountId, i.seatUserId, i.now)],
+    args: [i.units, i.limits.unitsPerDay, unitsKeyTtlMs(i.now), i.check === false ? '0' : '1'],
+  })));
+  return results.map(([allowed, used], n) => ({ allowed: allowed === 1, ...usage(Number(used), inputs[n].limits.unitsPerDay, inputs[n].now) }));
 }
 
 /** The seat's use today, without charging (GET /accounts/{id}). */

@@ -1,8 +1,7 @@
-import { accounts, eq, sql, webhookEndpoints } from '@teamchat/db';
 import type { Deps } from '../../context';
 import { planFanOut, writeFanOut, type FannedOutDelivery } from './fan-out';
 import { acquireInFlightSlots } from './in-flight';
-import { eligible, runRound, type BatchOutcome, type BatchState, type Context } from './round';
+import { eligible, loadContexts, runRound, type BatchOutcome, type BatchState } from './round';
 import { claimMs } from './schedule';
 import { BATCH_BUDGET_MS, sharedRoundsFor, type SharedRounds } from './shared-rounds';
 import { releaseClaims } from './store';
@@ -26,29 +25,6 @@ import type { WebhookTransport } from './transport';
  * claims lapse and open rows the sweep re-enqueues: nothing is lost (at-least-once), nothing is
  * attempted twice at once.
  */
-
-function contextsQuery(db: Deps['database']['db']) {
-  return db
-    .select({ endpoint: webhookEndpoints, account: { id: accounts.id, plan: accounts.plan, state: accounts.state } })
-    .from(webhookEndpoints)
-    .innerJoin(accounts, eq(accounts.id, webhookEndpoints.accountId))
-    .where(sql`${webhookEndpoints.id} = ANY(${sql.placeholder('ids')}::text[])`)
-    .prepare('webhook_batch_contexts');
-}
-/** Built once per database handle (as loadDeliveryContext's): the query builder runs once, PostgreSQL plans it once per connection. */
-const contextsQueries = new WeakMap<object, ReturnType<typeof contextsQuery>>();
-
-/** The endpoints (and their accounts) a batch's attempts need, in one query. */
-async function loadContexts(deps: Deps, endpointIds: string[]): Promise<Map<string, Context>> {
-  const db = deps.database.db;
-  let q = contextsQueries.get(db);
-  if (!q) {
-    q = contextsQuery(db);
-    contextsQueries.set(db, q);
-  }
-  const found = await q.execute({ ids: endpointIds });
-  return new Map<string, Context>(found.map((c) => [c.endpoint.id, c]));
-}
 
 function countBy<T>(items: readonly T[], key: (t: T) => string): Map<string, number> {
   const m = new Map<string, number>();
@@ -134,15 +110,12 @@ export async function fanOutAndDeliver(
     await rounds.run(batch, waiting);
   }
   await Promise.all(batch.stragglers); // each records itself and never rejects
-  const jobs = batch.failed ? written.map((r) => ({ id: r.id })) : out.jobs;
   const unclaim = batch.failed ? written.map((r) => r.id) : batch.unattempted;
   // Rows handed on without an attempt get the batch's claim back (only rows still open under it),
   // so their jobs can take them at once; if this fails, the claim runs out and the sweep hands them on.
   await releaseClaims(deps.database.db, unclaim, claim).catch((err: Error) =>
     deps.logger.warn('giving back a batch\'s claims failed; its rows wait for the claim to run out', { error: err.message }));
-  if (batch.failed) {
-    deps.logger.warn('batch delivery failed; its rows go to single attempts', { error: batch.failed.message });
-    return { rows: written.length, delivered: out.delivered, jobs };
-  }
-  return { rows: written.length, ...out };
+  if (!batch.failed) return { rows: written.length, ...out };
+  deps.logger.warn('batch delivery failed; its rows go to single attempts', { error: batch.failed.message });
+  return { rows: written.length, delivered: out.delivered, jobs: written.map((r) => ({ id: r.id })) };
 }

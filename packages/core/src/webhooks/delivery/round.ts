@@ -1,3 +1,4 @@
+import { accounts, eq, sql, webhookEndpoints } from '@teamchat/db';
 import type { Deps } from '../../context';
 import { observeAttempt, recordAttempt } from './attempt';
 import type { FannedOutDelivery } from './fan-out';
@@ -61,6 +62,29 @@ export function eligible(c: Context | undefined): c is Context {
 
 const contextOfItem = (i: Item): Context => i.batch.contexts.get(i.r.endpointId)!;
 
+function contextsQuery(db: Deps['database']['db']) {
+  return db
+    .select({ endpoint: webhookEndpoints, account: { id: accounts.id, plan: accounts.plan, state: accounts.state } })
+    .from(webhookEndpoints)
+    .innerJoin(accounts, eq(accounts.id, webhookEndpoints.accountId))
+    .where(sql`${webhookEndpoints.id} = ANY(${sql.placeholder('ids')}::text[])`)
+    .prepare('webhook_batch_contexts');
+}
+/** Built once per database handle (as loadDeliveryContext's): the query builder runs once, PostgreSQL plans it once per connection. */
+const contextsQueries = new WeakMap<object, ReturnType<typeof contextsQuery>>();
+
+/** The endpoints (and their accounts) as they are now, in one query: what a batch's attempts need. */
+export async function loadContexts(deps: Deps, endpointIds: string[]): Promise<Map<string, Context>> {
+  const db = deps.database.db;
+  let q = contextsQueries.get(db);
+  if (!q) {
+    q = contextsQuery(db);
+    contextsQueries.set(db, q);
+  }
+  const found = await q.execute({ ids: endpointIds });
+  return new Map<string, Context>(found.map((c) => [c.endpoint.id, c]));
+}
+
 /**
  * One round: charge, send, record. Every item is under its batch's claim and holds one of its
  * account's slots in `leases`.
@@ -90,39 +114,38 @@ export async function runRound(
       prepared.set(i.r.endpointId, p);
     }
   }
-  let claimed: readonly Item[] = round;
-  if (claimed.length === 0) {
+  if (round.length === 0) {
     onAnswered?.();
     return;
   }
 
   // One call unit per attempt on the seat of the endpoint's creator, each seat charged at once.
   const seats = new Map<string, Item[]>();
-  for (const i of claimed) {
+  for (const i of round) {
     const key = `${i.r.accountId}|${contextOfItem(i).endpoint.createdByUserId}`;
     const group = seats.get(key);
     if (group) group.push(i);
     else seats.set(key, [i]);
   }
   const groups = [...seats.values()];
-  const charged = await chargeDeliveryUnits(deps, groups.map((g) => {
+  const charges = await chargeDeliveryUnits(deps, groups.map((g) => {
     const { account, endpoint } = contextOfItem(g[0]);
     return { accountId: account.id, plan: account.plan, seatUserId: endpoint.createdByUserId, units: g.length };
   }));
   const refused = new Set<Item>();
   for (const [n, g] of groups.entries()) {
-    if (charged[n].allowed) continue;
+    if (charges[n].allowed) continue;
     // Not enough units for the whole group: these rows wait for the reset, as a single attempt's do.
     for (const i of g) {
       refused.add(i);
-      await deferForUnits(db, i.r.id, i.batch.claim, charged[n].resetsAt!);
-      i.batch.out.jobs.push({ id: i.r.id, at: charged[n].resetsAt });
+      await deferForUnits(db, i.r.id, i.batch.claim, charges[n].resetsAt!);
+      i.batch.out.jobs.push({ id: i.r.id, at: charges[n].resetsAt });
     }
   }
-  claimed = claimed.filter((i) => !refused.has(i));
+  const charged = refused.size === 0 ? round : round.filter((i) => !refused.has(i));
 
   const sendAt = deps.now();
-  const attempts = claimed.map((i) => {
+  const attempts = charged.map((i) => {
     const ctx = contextOf(i.r, contextOfItem(i), i.batch.claim, sendAt);
     const a: { i: Item; ctx: DeliveryContext; result: SendResult | null; answered: Promise<SendResult> } = { i, ctx, result: null, answered: null! };
     a.answered = prepared.get(i.r.endpointId)!

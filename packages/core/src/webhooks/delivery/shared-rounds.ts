@@ -1,7 +1,7 @@
 import type { Deps } from '../../context';
 import type { FannedOutDelivery } from './fan-out';
-import { acquireInFlightSlots } from './in-flight';
-import { runRound, type BatchState, type Item } from './round';
+import { acquireInFlightSlots, type Leases } from './in-flight';
+import { eligible, loadContexts, runRound, type BatchState, type Item } from './round';
 import { claimMs } from './schedule';
 import type { WebhookTransport } from './transport';
 
@@ -61,13 +61,6 @@ export class SharedRounds {
       }
       this.pump();
     });
-  }
-
-  /** Rows waiting, all accounts (tests, metrics). */
-  waiting(): number {
-    let n = 0;
-    for (const q of this.queues.values()) n += q.length;
-    return n;
   }
 
   private pump(): void {
@@ -134,7 +127,28 @@ export class SharedRounds {
       // while this one records.
       void leases.release().finally(() => this.pump());
     };
-    void this.finish(round, onAnswered, runRound(this.deps, this.transport, round, leases, onAnswered));
+    void this.finish(round, onAnswered, this.sendFresh(round, leases, onAnswered));
+  }
+
+  /**
+   * Rows may wait here for seconds: their endpoints and accounts are read again (one query for
+   * the round) right before it sends, and the round uses what it reads. A row whose endpoint was
+   * disabled or deleted meanwhile, or whose account is no longer active, leaves for a single
+   * attempt (which drops it or makes it wait) and is never sent from here.
+   */
+  private async sendFresh(round: Waiting[], leases: Leases, onAnswered: () => void): Promise<void> {
+    const fresh = await loadContexts(this.deps, [...new Set(round.map((w) => w.r.endpointId))]);
+    const send = round.filter((w) => {
+      const c = fresh.get(w.r.endpointId);
+      if (eligible(c)) {
+        w.batch.contexts.set(w.r.endpointId, c);
+        return true;
+      }
+      w.batch.out.jobs.push({ id: w.r.id });
+      w.batch.unattempted.push(w.r.id);
+      return false;
+    });
+    await runRound(this.deps, this.transport, send, leases, onAnswered);
   }
 
   /** Starts a round now if rows wait (a batch gave slots back). */

@@ -1,8 +1,10 @@
 import {
   accounts, and, eq, inArray, runStatement, sql, webhookBodies, webhookDeliveries, webhookEndpoints, type Executor,
 } from '@teamchat/db';
+import { isRetryableConflict } from '../../errors';
 import { newId } from '../../ids';
 import { SLOW_MEDIAN_MS } from './schedule';
+import { isSuccess } from './send';
 import { CLAIM, CLOSE_DELIVERED, RELEASE_CLAIMS } from './statements';
 
 /**
@@ -64,7 +66,7 @@ export async function claimDelivery(db: Executor, row: DeliveryRow, now: Date, u
 
 /** Whether an attempt's answer closes its row by the one-statement path: a 2xx within the slow bar (no retry, no disabling, no slow check). */
 export function deliveredQuickly(sent: { status: number | null; latencyMs: number | null }): sent is { status: number; latencyMs: number } {
-  return sent.status !== null && sent.status >= 200 && sent.status < 300 && sent.latencyMs !== null && sent.latencyMs <= SLOW_MEDIAN_MS;
+  return isSuccess(sent.status) && sent.latencyMs !== null && sent.latencyMs <= SLOW_MEDIAN_MS;
 }
 
 /**
@@ -96,12 +98,6 @@ export async function closeDelivered(
 }
 
 const CLOSE_ATTEMPTS = 5;
-
-/** PostgreSQL's deadlock_detected (40P01) and serialization_failure (40001): the statement may simply be run again. */
-export function isRetryableConflict(err: unknown): boolean {
-  const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
-  return code === '40P01' || code === '40001';
-}
 
 /** Gives back `claim` on the rows of `ids` still open under it (a batch's rows it did not attempt). */
 export async function releaseClaims(db: Executor, ids: readonly string[], claim: Date): Promise<number> {
