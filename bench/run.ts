@@ -65,6 +65,7 @@ async function main(): Promise<void> {
   const ctx: BenchContext = { databaseUrl: url.toString(), redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' };
   try {
     await runMigrations(ctx.databaseUrl);
+    if (process.env.BENCH_EXTRA_SQL) { const c = new Client({ connectionString: ctx.databaseUrl }); await c.connect(); await c.query(process.env.BENCH_EXTRA_SQL); await c.end(); }
     console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`);
     const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? '', memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadavg: os.loadavg().map((x) => Number(x.toFixed(2))) };
     const startedAt = new Date().toISOString();

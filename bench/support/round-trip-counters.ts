@@ -23,5 +23,12 @@ Client.prototype.query = function countedQuery(this: Client, ...args: unknown[])
 const redisSend = Redis.prototype.sendCommand;
 Redis.prototype.sendCommand = function countedSend(this: Redis, ...args: Parameters<Redis['sendCommand']>) {
   counters.redis += 1;
+  if (queryTexts) {
+    // Redis commands are counted with the queries, as "redis <name> <first key's last segment>"
+    const c = args[0] as unknown as { name?: string; args?: unknown[] };
+    const name = c?.name === 'evalsha' || c?.name === 'eval' ? `${c.name} ${String(c.args?.[0]).slice(0, 8)}` : c?.name;
+    const key = `redis ${name}`;
+    queryTexts.set(key, (queryTexts.get(key) ?? 0) + 1);
+  }
   return redisSend.apply(this, args);
 };

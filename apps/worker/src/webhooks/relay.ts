@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { RedisScript, randomToken, unrelayedEventIds, type Deps, type WebhookQueues } from '@teamchat/core';
+import { RedisScript, randomToken, unrelayedEvents, type Deps, type WebhookQueues } from '@teamchat/core';
 
 /**
  * The outbox relay: moves unrelayed `events` rows, in `seq` order, into fan-out jobs whose job
@@ -12,6 +12,16 @@ import { RedisScript, randomToken, unrelayedEventIds, type Deps, type WebhookQue
  * again at once while batches come back full. No trigger exists for LISTEN/NOTIFY without a
  * migration, and the poll keeps commit → job under `pollMs` (docs/webhooks.md, Delivery).
  *
+ * Two kinds of scan. A FULL scan reads the first `batch` unrelayed rows from the start: it finds
+ * every row, including one whose transaction committed after rows with a higher seq (seq is
+ * taken at insert, not at commit) and rows handed over `resendAfterMs` ago and still unrelayed.
+ * While caught up (the last scan came back short) every scan is a full one, and cheap. During a
+ * backlog the first `batch` unrelayed rows are all handed over already, and reading them again
+ * every poll cost more than the hand-over itself (~9 rows read per event in the webhooks bench):
+ * then the relay reads only rows after the highest seq it handed over (a CURSOR scan), hands
+ * nothing more over while MAX_WAITING_FANOUTS jobs wait (one Redis command, no query), and makes
+ * a full scan every FULL_SCAN_MS, which still finds late commits and rows to hand over again.
+ *
  * One relay at a time: every worker process runs one, but only the holder of a Redis lease
  * (RELAY_LEASE_MS, renewed every second) scans; the others try for the lease every second. Two
  * relays would hand the same rows over in differently cut batches, each fanned out by the first
@@ -19,6 +29,10 @@ import { RedisScript, randomToken, unrelayedEventIds, type Deps, type WebhookQue
  * another process takes over within RELAY_LEASE_MS; a row handed over twice still fans out once.
  */
 export const RELAY_LEASE_MS = 5_000;
+/** During a backlog, a full scan at least this often (late commits, rows to hand over again). */
+export const FULL_SCAN_MS = 250;
+/** Fan-out jobs waiting beyond which a backlogged relay hands nothing more over (each job up to FANOUT_BATCH events). */
+export const MAX_WAITING_FANOUTS = 16;
 const RELAY_RENEW_MS = 1_000;
 
 /** KEYS[1] the lease; ARGV[1] our token, ARGV[2] ms. Takes a free lease or renews ours: 1, else 0. */
@@ -56,7 +70,12 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
   const pollMs = options.pollMs ?? 10;
   const batch = options.batch ?? 500;
   const resendAfterMs = options.resendAfterMs ?? 10_000;
-  const handedOver = new Map<string, number>();
+  /** events handed over and not yet seen relayed: when, and their seq */
+  const handedOver = new Map<string, { at: number; seq: number }>();
+  /** the highest seq handed over (the cursor scans' start) */
+  let frontier = -1;
+  let caughtUp = true;
+  let lastFull = 0;
   let stopped = false;
   let lastWarn = 0;
   let timer: NodeJS.Timeout | null = null;
@@ -79,19 +98,31 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
 
   const scan = async (): Promise<boolean> => {
     if (!(await holdLease())) return false;
-    const ids = await unrelayedEventIds(deps.database.db, batch, options.accountIds);
     const now = Date.now();
-    const seen = new Set(ids);
-    for (const id of handedOver.keys()) if (!seen.has(id)) handedOver.delete(id);
-    const due = ids.filter((id) => {
-      const at = handedOver.get(id);
-      return at === undefined || now - at >= resendAfterMs;
-    });
-    if (due.length > 0) {
-      await queues.enqueueFanout(due);
-      for (const id of due) handedOver.set(id, now);
+    const full = caughtUp || now - lastFull >= FULL_SCAN_MS;
+    if (!full && (await queues.waitingFanouts()) >= MAX_WAITING_FANOUTS) return false;
+    const rows = await unrelayedEvents(deps.database.db, batch, { accountIds: options.accountIds, after: full ? undefined : frontier });
+    caughtUp = rows.length < batch;
+    let due = rows;
+    if (full) {
+      lastFull = now;
+      // Handed-over rows this scan covers and did not return are relayed now: forget them.
+      const seen = new Set(rows.map((r) => r.id));
+      const covered = caughtUp ? Infinity : rows[rows.length - 1].seq;
+      for (const [id, h] of handedOver) if (h.seq <= covered && !seen.has(id)) handedOver.delete(id);
+      due = rows.filter((r) => {
+        const h = handedOver.get(r.id);
+        return h === undefined || now - h.at >= resendAfterMs;
+      });
     }
-    return ids.length === batch && due.length > 0;
+    if (due.length > 0) {
+      await queues.enqueueFanout(due.map((r) => r.id));
+      for (const r of due) {
+        handedOver.set(r.id, { at: now, seq: r.seq });
+        if (r.seq > frontier) frontier = r.seq;
+      }
+    }
+    return !caughtUp && due.length > 0;
   };
 
   const loop = () => {

@@ -16,22 +16,29 @@ import { nextUtcMidnight, unitsKey } from './keys';
 export const UNITS_KEY_GRACE_MS = 60 * 60 * 1000;
 
 /**
- * KEYS[1] the seat's counter for one UTC day.
- * ARGV[1] units to charge (integer >= 0), ARGV[2] the day's limit, ARGV[3] key TTL in ms,
- * ARGV[4] "1" = refuse when used + units would pass the limit, "0" = charge regardless.
- * Returns { allowed (1|0), used after the call }.
+ * Charges several seats at once, each all or none: KEYS[k] the k-th seat's counter for one UTC
+ * day; ARGV[4k-3] units to charge (integer >= 0), ARGV[4k-2] the day's limit, ARGV[4k-1] key TTL
+ * in ms, ARGV[4k] "1" = refuse when used + units would pass the limit, "0" = charge regardless.
+ * Returns { allowed (1|0), used after the call } per key, flat: {allowed1, used1, allowed2, ...}.
  */
 const CHARGE_SCRIPT = `
-local used = tonumber(redis.call('GET', KEYS[1]) or '0')
-local units = tonumber(ARGV[1])
-if ARGV[4] == '1' and used + units > tonumber(ARGV[2]) then
-  return {0, used}
+local out = {}
+for k = 1, #KEYS do
+  local a = 4 * (k - 1)
+  local used = tonumber(redis.call('GET', KEYS[k]) or '0')
+  local units = tonumber(ARGV[a + 1])
+  if ARGV[a + 4] == '1' and used + units > tonumber(ARGV[a + 2]) then
+    out[2 * k - 1] = 0
+  else
+    used = redis.call('INCRBY', KEYS[k], units)
+    if redis.call('PTTL', KEYS[k]) < 0 then
+      redis.call('PEXPIRE', KEYS[k], ARGV[a + 3])
+    end
+    out[2 * k - 1] = 1
+  end
+  out[2 * k] = used
 end
-used = redis.call('INCRBY', KEYS[1], units)
-if redis.call('PTTL', KEYS[1]) < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
-end
-return {1, used}
+return out
 `;
 
 export interface UnitUsage {
@@ -89,25 +96,6 @@ export class RedisScript {
       return (await redis.eval(this.source, keys.length, ...keys, ...args)) as T;
     }
   }
-
-  /** Several runs in ONE round trip (a pipeline); the script is loaded and the pipeline sent again if Redis does not know it. */
-  async runMany<T>(redis: Redis, calls: ReadonlyArray<{ keys: string[]; args: Array<string | number> }>): Promise<T[]> {
-    if (calls.length === 0) return [];
-    const send = async () => {
-      const p = redis.pipeline();
-      for (const c of calls) p.evalsha(this.sha, c.keys.length, ...c.keys, ...c.args);
-      return (await p.exec()) ?? [];
-    };
-    let results = await send();
-    if (results.some(([err]) => isNoScript(err))) {
-      await redis.script('LOAD', this.source);
-      results = await send();
-    }
-    return results.map(([err, value]) => {
-      if (err) throw err;
-      return value as T;
-    });
-  }
 }
 
 function isNoScript(err: unknown): boolean {
@@ -128,18 +116,21 @@ export async function chargeUnits(input: SeatRef & { units: number; check?: bool
 }
 
 /**
- * chargeUnits for several seats in ONE Redis round trip (a webhook batch charges each endpoint
+ * chargeUnits for several seats in ONE Redis command (a webhook round charges each endpoint
  * creator's seat its attempts); each seat's charge is all or none.
  */
 export async function chargeUnitsMany(redis: Redis, inputs: ReadonlyArray<SeatRef & { units: number; check?: boolean }>): Promise<ChargeResult[]> {
   for (const i of inputs) {
     if (!Number.isInteger(i.units) || i.units < 0) throw new RangeError(`units must be a non-negative integer, got ${i.units}`);
   }
-  const results = await chargeScript.runMany<[number, number]>(redis, inputs.map((i) => ({
-    keys: [unitsKey(i.prefix, i.accountId, i.seatUserId, i.now)],
-    args: [i.units, i.limits.unitsPerDay, unitsKeyTtlMs(i.now), i.check === false ? '0' : '1'],
-  })));
-  return results.map(([allowed, used], n) => ({ allowed: allowed === 1, ...usage(Number(used), inputs[n].limits.unitsPerDay, inputs[n].now) }));
+  if (inputs.length === 0) return [];
+  // One script for every seat: one command, whatever the number of seats (a round charges dozens).
+  const flat = await chargeScript.run<number[]>(
+    redis,
+    inputs.map((i) => unitsKey(i.prefix, i.accountId, i.seatUserId, i.now)),
+    inputs.flatMap((i) => [i.units, i.limits.unitsPerDay, unitsKeyTtlMs(i.now), i.check === false ? '0' : '1']),
+  );
+  return inputs.map((i, n) => ({ allowed: flat[2 * n] === 1, ...usage(Number(flat[2 * n + 1]), i.limits.unitsPerDay, i.now) }));
 }
 
 /** The seat's use today, without charging (GET /accounts/{id}). */

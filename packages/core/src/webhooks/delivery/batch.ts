@@ -3,7 +3,7 @@ import { planFanOut, writeFanOut, type FannedOutDelivery } from './fan-out';
 import { acquireInFlightSlots } from './in-flight';
 import { eligible, loadContexts, runRound, type BatchOutcome, type BatchState } from './round';
 import { claimMs } from './schedule';
-import { BATCH_BUDGET_MS, sharedRoundsFor, type SharedRounds } from './shared-rounds';
+import { BATCH_BUDGET_MS, roundLeaseMs, sharedRoundsFor, type SharedRounds } from './shared-rounds';
 import { releaseClaims } from './store';
 import type { WebhookTransport } from './transport';
 
@@ -56,7 +56,7 @@ export async function fanOutAndDeliver(
   const holdMs = claimMs(deps.config);
   const [ctx, slots] = await Promise.allSettled([
     loadContexts(deps, [...new Set(plan.rows.map((r) => r.endpointId))]),
-    acquireInFlightSlots(deps, countBy(plan.rows, (r) => r.accountId), holdMs),
+    acquireInFlightSlots(deps, countBy(plan.rows, (r) => r.accountId), roundLeaseMs(deps.config)),
   ]);
   if (slots.status === 'rejected' || ctx.status === 'rejected') {
     if (slots.status === 'fulfilled') await slots.value.release();
@@ -90,8 +90,9 @@ export async function fanOutAndDeliver(
     const round = written.filter((r) => first.has(r.id));
     rest = written.filter((r) => !first.has(r.id));
     if (round.length > 0) {
-      // Answered, the round's slots go back at once (the shared rounds may use them) while it records.
-      const onAnswered = () => void leases.release().finally(() => rounds.poke());
+      // Answered, the round's slots go to the shared rounds at once (for this batch's other rows
+      // and others'), while it records.
+      const onAnswered = () => rounds.carry(leases);
       await runRound(deps, transport, round.map((r) => ({ r, batch })), leases, onAnswered)
         .catch((err: Error) => { batch.failed = err; });
     }

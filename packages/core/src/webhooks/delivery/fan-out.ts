@@ -1,4 +1,4 @@
-import { and, channelMembers, eq, events, identities, inArray, isNull, runStatement, webhookEndpoints, type Executor } from '@teamchat/db';
+import { and, channelMembers, eq, events, gt, identities, inArray, isNull, runStatement, webhookEndpoints, type Executor } from '@teamchat/db';
 import type { Deps } from '../../context';
 import { newId } from '../../ids';
 import { eventReachesEndpoint, renderEventBody, type EventRow, type PayloadMode } from '../../events';
@@ -105,14 +105,17 @@ async function textReaders(tx: Executor, event: EventRow, endpointIds: string[])
   return new Set(rows.map((r) => r.id));
 }
 
-/** Unrelayed events in seq order (the relay's scan); `accountIds` narrows it (tests sharing one database). */
-export async function unrelayedEventIds(db: Executor, limit: number, accountIds?: readonly string[]): Promise<string[]> {
-  if (!accountIds) return (await runStatement(db, UNRELAYED, [limit])).map((r) => r.id);
-  const rows = await db
-    .select({ id: events.id })
+/**
+ * Unrelayed events in seq order (the relay's scan), after seq `after` when given (the relay's
+ * cursor; else from the start); `accountIds` narrows it (tests sharing one database).
+ */
+export async function unrelayedEvents(db: Executor, limit: number, options: { accountIds?: readonly string[]; after?: number } = {}): Promise<Array<{ id: string; seq: number }>> {
+  const after = options.after ?? -1;
+  if (!options.accountIds) return (await runStatement(db, UNRELAYED, [limit, after])).map((r) => ({ id: r.id, seq: Number(r.seq) }));
+  return db
+    .select({ id: events.id, seq: events.seq })
     .from(events)
-    .where(and(isNull(events.relayedAt), inArray(events.accountId, [...accountIds, ''])))
+    .where(and(isNull(events.relayedAt), gt(events.seq, after), inArray(events.accountId, [...options.accountIds, ''])))
     .orderBy(events.seq)
     .limit(limit);
-  return rows.map((r) => r.id);
 }

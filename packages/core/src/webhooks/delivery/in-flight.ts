@@ -39,6 +39,20 @@ end
 return out
 `);
 
+/**
+ * Gives back leases of several accounts in one command: KEYS the accounts' lease sets; ARGV per
+ * key how many tokens follow, then those tokens (a lease already expired or dropped is ignored).
+ */
+const RELEASE = new RedisScript(`
+local i = 1
+for k = 1, #KEYS do
+  local n = tonumber(ARGV[i])
+  if n > 0 then redis.call('ZREM', KEYS[k], unpack(ARGV, i + 1, i + n)) end
+  i = i + 1 + n
+end
+return 0
+`);
+
 export interface Lease {
   release(): Promise<void>;
 }
@@ -70,16 +84,95 @@ export async function acquireInFlightSlot(
   return leases.granted.get(accountId) === 1 ? leases : null;
 }
 
-/** Slots of several accounts, taken together (one script) and given back together (one round trip). */
-export interface Leases {
-  /** granted slots per account id */
-  granted: Map<string, number>;
+/** One lease: its set, its token, and (local clock, a lower bound) when Redis drops it. */
+interface Held {
+  key: string;
+  token: string;
+  until: number;
+}
+
+/**
+ * Slots of several accounts, taken together (one script) and given back together (one script).
+ * A group can also be CARRIED from one delivery round to the next (shared-rounds.ts): `take`
+ * splits off the leases the next round may use (each with at least one attempt's time left in
+ * Redis), so a process busy with one account's rows keeps its slots instead of giving them back
+ * and asking again between every two rounds.
+ */
+export class Leases {
+  /** granted slots per account id, when the group was made */
+  readonly granted: Map<string, number>;
+
+  constructor(
+    private readonly deps: Pick<Deps, 'redis'>,
+    private readonly held: Map<string, Held[]>,
+    /** each account's in-flight limit */
+    readonly limits: ReadonlyMap<string, number>,
+  ) {
+    this.granted = new Map([...held].map(([a, h]) => [a, h.length]));
+  }
+
+  /** Slots held now for the account. */
+  count(accountId: string): number {
+    return this.held.get(accountId)?.length ?? 0;
+  }
+
   /**
-   * Takes one of the account's granted slots out of the group (an attempt that outlives its
-   * round): the group's release leaves it, and the returned function gives it back.
+   * Takes one of the account's slots out of the group (an attempt that outlives its round): the
+   * group's release leaves it, and the returned function gives it back.
    */
-  detach(accountId: string): () => Promise<void>;
-  release(): Promise<void>;
+  detach(accountId: string): () => Promise<void> {
+    const h = this.held.get(accountId)?.pop();
+    if (!h) return async () => undefined;
+    return async () => {
+      await RELEASE.run(this.deps.redis, [h.key], ['1', h.token]).catch(() => undefined);
+    };
+  }
+
+  /**
+   * Splits off up to `wanted.get(account)` slots of each account whose leases have at least
+   * `minLeftMs` left, as a new group; the rest stay in this one (to be released).
+   */
+  take(wanted: ReadonlyMap<string, number>, minLeftMs: number): Leases {
+    const cutoff = Date.now() + minLeftMs;
+    const out = new Map<string, Held[]>();
+    for (const [a, n] of wanted) {
+      const mine = this.held.get(a);
+      if (!mine || n <= 0) continue;
+      const fresh = mine.filter((h) => h.until >= cutoff).slice(0, n);
+      if (fresh.length === 0) continue;
+      out.set(a, fresh);
+      const left = mine.filter((h) => !fresh.includes(h));
+      if (left.length > 0) this.held.set(a, left);
+      else this.held.delete(a);
+    }
+    return new Leases(this.deps, out, this.limits);
+  }
+
+  /** Moves every lease of `other` into this group (`other` is left empty). */
+  absorb(other: Leases): this {
+    for (const [a, hs] of other.held) {
+      const mine = this.held.get(a);
+      if (mine) mine.push(...hs);
+      else this.held.set(a, [...hs]);
+      this.granted.set(a, (this.granted.get(a) ?? 0) + hs.length);
+    }
+    for (const [a, l] of other.limits) if (!this.limits.has(a)) (this.limits as Map<string, number>).set(a, l);
+    other.held.clear();
+    return this;
+  }
+
+  /** Gives every slot still in the group back, in one script. */
+  async release(): Promise<void> {
+    const keys: string[] = [];
+    const args: string[] = [];
+    for (const hs of this.held.values()) {
+      if (hs.length === 0) continue;
+      keys.push(hs[0].key);
+      args.push(String(hs.length), ...hs.map((h) => h.token));
+    }
+    this.held.clear();
+    if (keys.length > 0) await RELEASE.run(this.deps.redis, keys, args).catch(() => undefined);
+  }
 }
 
 /**
@@ -94,35 +187,13 @@ export async function acquireInFlightSlots(
   leaseMs: number,
 ): Promise<Leases> {
   const accounts = [...wanted.keys()];
-  const granted = new Map<string, number>();
-  if (accounts.length === 0) return { granted, detach: () => async () => undefined, release: async () => undefined };
+  if (accounts.length === 0) return new Leases(deps, new Map(), new Map());
   const limits = await Promise.all(accounts.map(async (a) => inFlightLimit(await seatsOf(deps, a))));
   const keys = accounts.map((a) => inFlightKey(deps.config.redisPrefix, a));
   const prefix = randomToken(16);
+  const until = Date.now() + leaseMs; // before the script runs: never later than Redis's own expiry
   const args = [String(leaseMs), prefix, ...accounts.flatMap((a, k) => [String(limits[k]), String(Math.max(0, wanted.get(a)!))])];
   const counts = await ACQUIRE.run<number[]>(deps.redis, keys, args);
-  accounts.forEach((a, k) => granted.set(a, Number(counts[k] ?? 0)));
-  const held = new Map(accounts.map((a, k) => [a, Array.from({ length: granted.get(a)! }, (_, i) => `${prefix}:${k + 1}:${i + 1}`)]));
-  const keyOf = new Map(accounts.map((a, k) => [a, keys[k]]));
-  return {
-    granted,
-    detach: (accountId) => {
-      const token = held.get(accountId)?.pop();
-      if (!token) return async () => undefined;
-      return async () => {
-        await deps.redis.zrem(keyOf.get(accountId)!, token).catch(() => undefined);
-      };
-    },
-    release: async () => {
-      const p = deps.redis.pipeline();
-      let any = false;
-      for (const [a, tokens] of held) {
-        if (tokens.length === 0) continue;
-        any = true;
-        p.zrem(keyOf.get(a)!, ...tokens);
-      }
-      held.clear();
-      if (any) await p.exec().catch(() => undefined);
-    },
-  };
+  const held = new Map(accounts.map((a, k) => [a, Array.from({ length: Number(counts[k] ?? 0) }, (_, i) => ({ key: keys[k], token: `${prefix}:${k + 1}:${i + 1}`, until }))]));
+  return new Leases(deps, held, new Map(accounts.map((a, k) => [a, limits[k]])));
 }

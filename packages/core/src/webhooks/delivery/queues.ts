@@ -57,6 +57,11 @@ export class WebhookQueues {
     await this.fanout.addBulk(batches.map((ids) => ({ name: 'fanout', data: { eventIds: ids }, opts: { ...JOB_OPTIONS, jobId: fanoutJobId(ids) } })));
   }
 
+  /** Fan-out jobs waiting for a worker (the relay hands nothing more over while many wait). */
+  async waitingFanouts(): Promise<number> {
+    return this.fanout.getWaitingCount();
+  }
+
   /** Wakes a worker for the row at `at` (now when absent). Idempotent while the row's job exists. */
   async enqueueDelivery(deliveryId: string, at?: Date | null): Promise<void> {
     const delay = at ? Math.max(0, at.getTime() - this.deps.now().getTime()) : 0;

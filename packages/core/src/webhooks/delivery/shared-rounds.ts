@@ -1,7 +1,7 @@
 import type { Deps } from '../../context';
 import type { FannedOutDelivery } from './fan-out';
-import { acquireInFlightSlots, type Leases } from './in-flight';
-import { eligible, loadContexts, runRound, type BatchState, type Item } from './round';
+import { acquireInFlightSlots, Leases } from './in-flight';
+import { eligible, loadContexts, runRound, type BatchState, type Context, type Item } from './round';
 import { claimMs } from './schedule';
 import type { WebhookTransport } from './transport';
 
@@ -12,6 +12,18 @@ import type { WebhookTransport } from './transport';
 export const BATCH_BUDGET_MS = 8_000;
 /** Pause before trying for slots again when none of the waiting accounts had one free. */
 const NO_SLOT_PAUSE_MS = 25;
+/**
+ * Leases of the rounds are taken for one attempt's claim time plus this, and carried from round
+ * to round while they have at least a whole claim time left: for up to this long a process keeps
+ * an account's slots while its rows wait, with no Redis command between two rounds. A killed
+ * worker's leases still expire, this much later than a single attempt's.
+ */
+export const CARRY_MS = 1_000;
+
+/** How long the leases of batch and shared rounds are taken for (see CARRY_MS). */
+export function roundLeaseMs(config: Deps['config']): number {
+  return claimMs(config) + CARRY_MS;
+}
 
 interface Waiting extends Item {
   /** the row has left the queue for good (attempted and recorded, detached, or handed on) */
@@ -41,6 +53,8 @@ export class SharedRounds {
   private starting = false;
   private again = false;
   private timer: NodeJS.Timeout | null = null;
+  /** slots of answered rounds, for the next round (see CARRY_MS) */
+  private carried: Leases | null = null;
 
   constructor(private readonly deps: Deps, private readonly transport: WebhookTransport) {}
 
@@ -108,26 +122,81 @@ export class SharedRounds {
       if (keep.length > 0) this.queues.set(accountId, keep);
       else this.queues.delete(accountId);
     }
-    if (this.queues.size === 0) return;
+    if (this.queues.size === 0) {
+      await this.dropCarried();
+      return;
+    }
 
-    const leases = await acquireInFlightSlots(this.deps, new Map([...this.queues].map(([a, q]) => [a, q.length])), claimMs(this.deps.config));
+    // Slots, and the waiting rows' endpoints and accounts read again (they may have waited for
+    // seconds; the round uses what it reads), at once.
+    const wanted = new Map([...this.queues].map(([a, q]) => [a, q.length]));
+    const endpointIds = new Set<string>();
+    for (const q of this.queues.values()) for (const w of q.slice(0, 16)) endpointIds.add(w.r.endpointId);
+    const [slots, contexts] = await Promise.allSettled([this.slots(wanted), loadContexts(this.deps, [...endpointIds])]);
+    if (slots.status === 'rejected') throw slots.reason;
+    const leases = slots.value;
+    if (contexts.status === 'rejected') {
+      await leases.release();
+      throw contexts.reason;
+    }
     const round: Waiting[] = [];
     for (const [accountId, q] of this.queues) {
-      const n = leases.granted.get(accountId) ?? 0;
+      const n = leases.count(accountId);
       if (n === 0) continue;
       round.push(...q.splice(0, n));
       if (q.length === 0) this.queues.delete(accountId);
     }
-    if (round.length === 0) return;
+    if (round.length === 0) {
+      await leases.release();
+      return;
+    }
     let answered = false;
     const onAnswered = () => {
       if (answered) return;
       answered = true;
-      // The round's attempts are answered: their slots go back and the next round may start
+      // The round's attempts are answered: their slots go to the next round, which may start
       // while this one records.
-      void leases.release().finally(() => this.pump());
+      this.carry(leases);
     };
-    void this.finish(round, onAnswered, this.sendFresh(round, leases, onAnswered));
+    void this.finish(round, onAnswered, this.sendFresh(round, contexts.value, leases, onAnswered));
+  }
+
+  /**
+   * Slots for the waiting rows: the carried ones first (those with a whole claim time left),
+   * then, only for accounts below their cap, more from Redis; carried slots nobody waits for go back.
+   */
+  private async slots(wanted: ReadonlyMap<string, number>): Promise<Leases> {
+    const leaseMs = roundLeaseMs(this.deps.config);
+    const carried = this.carried;
+    this.carried = null;
+    if (!carried) return acquireInFlightSlots(this.deps, wanted, leaseMs);
+    const kept = carried.take(wanted, claimMs(this.deps.config));
+    void carried.release();
+    const more = new Map<string, number>();
+    for (const [a, n] of wanted) {
+      const limit = kept.limits.get(a);
+      const want = (limit === undefined ? n : Math.min(n, limit)) - kept.count(a);
+      if (want > 0) more.set(a, want);
+    }
+    if (more.size === 0) return kept;
+    try {
+      return kept.absorb(await acquireInFlightSlots(this.deps, more, leaseMs));
+    } catch (err) {
+      await kept.release();
+      throw err;
+    }
+  }
+
+  /** Hands answered attempts' slots to the next round (a batch's first round too) and starts it. */
+  carry(leases: Leases): void {
+    this.carried = (this.carried ?? new Leases(this.deps, new Map(), new Map())).absorb(leases);
+    this.pump();
+  }
+
+  private async dropCarried(): Promise<void> {
+    const c = this.carried;
+    this.carried = null;
+    await c?.release();
   }
 
   /**
@@ -136,8 +205,7 @@ export class SharedRounds {
    * disabled or deleted meanwhile, or whose account is no longer active, leaves for a single
    * attempt (which drops it or makes it wait) and is never sent from here.
    */
-  private async sendFresh(round: Waiting[], leases: Leases, onAnswered: () => void): Promise<void> {
-    const fresh = await loadContexts(this.deps, [...new Set(round.map((w) => w.r.endpointId))]);
+  private async sendFresh(round: Waiting[], fresh: Map<string, Context>, leases: Leases, onAnswered: () => void): Promise<void> {
     const send = round.filter((w) => {
       const c = fresh.get(w.r.endpointId);
       if (eligible(c)) {
@@ -151,11 +219,6 @@ export class SharedRounds {
     await runRound(this.deps, this.transport, send, leases, onAnswered);
   }
 
-  /** Starts a round now if rows wait (a batch gave slots back). */
-  poke(): void {
-    if (this.queues.size > 0) this.pump();
-  }
-
   private async finish(round: Waiting[], onAnswered: () => void, running: Promise<void>): Promise<void> {
     try {
       await running;
@@ -163,7 +226,7 @@ export class SharedRounds {
       this.deps.logger.warn('a delivery round failed; its batches\' rows go to single attempts', { error: (err as Error).message });
       for (const w of round) w.batch.failed ??= err as Error;
     }
-    onAnswered(); // a round that failed before its answers gives its slots back here
+    onAnswered(); // a round that failed before its answers hands its slots on here
     for (const w of round) w.done();
   }
 

@@ -59,9 +59,12 @@ export const FANOUT_WRITE = statement<{ relayed: string[]; ids: string[] }>('web
          COALESCE((SELECT array_agg(id) FROM deliveries), '{}'::text[]) AS ids,
          (SELECT count(*) FROM bodies)::int AS bodies`);
 
-/** The relay's scan: unrelayed events in seq order (the partial index events_unrelayed_idx). */
-export const UNRELAYED = statement<{ id: string }>('webhook_unrelayed', `
-  SELECT id FROM events WHERE relayed_at IS NULL ORDER BY seq LIMIT $1`);
+/**
+ * The relay's scan: unrelayed events in seq order (the partial index events_unrelayed_idx), after
+ * seq $2 (-1: from the start). $1 rows at most.
+ */
+export const UNRELAYED = statement<{ id: string; seq: string }>('webhook_unrelayed_after', `
+  SELECT id, seq FROM events WHERE relayed_at IS NULL AND seq > $2 ORDER BY seq LIMIT $1`);
 
 /**
  * The claim of attempts (spec: no two workers attempt one delivery at once): each row of $1 that
