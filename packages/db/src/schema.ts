@@ -278,7 +278,8 @@ export const webhookEndpoints = pgTable('webhook_endpoints', {
  */
 export const webhookBodies = pgTable('webhook_bodies', {
   id: text('id').primaryKey(), // whb_
-  accountId: text('account_id').notNull().references(() => accounts.id),
+  /** no foreign key (as webhook_deliveries' account and endpoint): see the delivery log's note */
+  accountId: text('account_id').notNull(),
   eventId: text('event_id').notNull(), // evt_ (events row, or a test event's own id)
   eventType: text('event_type').notNull(),
   mode: text('mode').notNull(), // pointers | text | test
@@ -287,7 +288,12 @@ export const webhookBodies = pgTable('webhook_bodies', {
 }, (t) => [uniqueIndex('webhook_bodies_event_mode_uq').on(t.eventId, t.mode)]);
 
 /**
- * The delivery log: one row per attempt (its id is that attempt's X-Service-Delivery). A retry is
+ * The delivery log: one row per attempt (its id is that attempt's X-Service-Delivery).
+ * The hottest table of the worker (a row written and closed per delivery): its account and
+ * endpoint columns have no foreign keys (nor has webhook_bodies' account): accounts and
+ * endpoints are never deleted (an endpoint's DELETE sets deleted_at), and each key check took a
+ * KEY SHARE lock on the same few account and endpoint rows from every concurrent fan-out write
+ * (docs/performance.md). body_id keeps its key (the body is the row's own, written with it). A retry is
  * a new row in the same chain (`chain_id` = the first attempt's id) with attempt + 1. Status per
  * the spec's delivery table: pending | delivered | retrying | failed | dead.
  * `claimed_until` fences an attempt to one worker at a time; an expired claim may be taken again.
@@ -295,8 +301,8 @@ export const webhookBodies = pgTable('webhook_bodies', {
 export const webhookDeliveries = pgTable('webhook_deliveries', {
   id: text('id').primaryKey(), // dlv_
   seq: bigserial('seq', { mode: 'number' }).notNull(),
-  accountId: text('account_id').notNull().references(() => accounts.id),
-  endpointId: text('endpoint_id').notNull().references(() => webhookEndpoints.id),
+  accountId: text('account_id').notNull(),
+  endpointId: text('endpoint_id').notNull(),
   eventId: text('event_id').notNull(),
   eventType: text('event_type').notNull(),
   bodyId: text('body_id').notNull().references(() => webhookBodies.id),
@@ -316,8 +322,8 @@ export const webhookDeliveries = pgTable('webhook_deliveries', {
 }, (t) => [
   index('webhook_deliveries_endpoint_seq_idx').on(t.endpointId, t.seq),
   index('webhook_deliveries_open_idx').on(t.status, t.nextRetryAt).where(sql`status IN ('pending', 'retrying')`),
-  index('webhook_deliveries_chain_idx').on(t.chainId),
-  index('webhook_deliveries_created_idx').on(t.createdAt),
+  // retention's purge only (a BRIN: the log is written in created_at order; a btree here cost every insert and close)
+  index('webhook_deliveries_created_brin').using('brin', t.createdAt),
   uniqueIndex('webhook_deliveries_fanout_uq').on(t.endpointId, t.eventId).where(sql`kind = 'event' AND attempt = 1`),
 ]);
 

@@ -16,28 +16,54 @@ export function inFlightLimit(seats: number): number {
 /**
  * Takes leases for several accounts, several slots each, in one script (one attempt asks for one
  * slot of one account; a batch round for several): KEYS the accounts' lease sets; ARGV[1] lease
- * ms, ARGV[2] token prefix, then per key its limit and how many slots are wanted. Expired leases
- * are dropped first. Each lease's token is prefix:keyIndex:i. Returns, per key, how many were
- * granted (0..wanted).
+ * ms, ARGV[2] the asking process's id, ARGV[3] token prefix, then per key its limit and how many
+ * slots are wanted. Expired leases are dropped first. Each lease's token is
+ * process:prefix:keyIndex:i. Returns, per key, how many were granted (0..wanted).
+ *
+ * Fair share between processes: every ask records the process in the account's demand hash; the
+ * processes that asked within the last DEMAND_MS share the cap, each granted no more than
+ * ceil(cap / their number) counting what it already holds. A lone process gets the whole cap; two
+ * busy ones half each (a process that carries its slots from round to round asks again at least
+ * every CARRY_MS, shared-rounds.ts, and is then held to its share).
  */
+const DEMAND_MS = 100;
 const ACQUIRE = new RedisScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local lease = tonumber(ARGV[1])
+local owner = ARGV[2]
+local ownerPrefix = owner .. ':'
 local out = {}
 for k = 1, #KEYS do
-  redis.call('ZREMRANGEBYSCORE', KEYS[k], '-inf', now)
-  local free = tonumber(ARGV[1 + 2 * k]) - redis.call('ZCARD', KEYS[k])
-  local n = math.min(free, tonumber(ARGV[2 + 2 * k]))
+  local key = KEYS[k]
+  local dkey = key .. ':demand'
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  local limit = tonumber(ARGV[2 + 2 * k])
+  redis.call('HSET', dkey, owner, now)
+  redis.call('PEXPIRE', dkey, 10 * ${DEMAND_MS})
+  local demand = redis.call('HGETALL', dkey)
+  local active = 0
+  for i = 1, #demand, 2 do
+    if tonumber(demand[i + 1]) >= now - ${DEMAND_MS} then active = active + 1 else redis.call('HDEL', dkey, demand[i]) end
+  end
+  local members = redis.call('ZRANGE', key, 0, -1)
+  local mine = 0
+  for _, m in ipairs(members) do
+    if string.sub(m, 1, #ownerPrefix) == ownerPrefix then mine = mine + 1 end
+  end
+  local n = math.min(limit - #members, tonumber(ARGV[3 + 2 * k]), math.ceil(limit / active) - mine)
   if n < 0 then n = 0 end
   for i = 1, n do
-    redis.call('ZADD', KEYS[k], now + lease, ARGV[2] .. ':' .. k .. ':' .. i)
+    redis.call('ZADD', key, now + lease, ownerPrefix .. ARGV[3] .. ':' .. k .. ':' .. i)
   end
-  if n > 0 then redis.call('PEXPIRE', KEYS[k], lease * 2) end
+  if n > 0 then redis.call('PEXPIRE', key, lease * 2) end
   out[k] = n
 end
 return out
 `);
+
+/** This process's id in lease tokens and demand (fair share between worker processes). */
+const PROCESS_ID = randomToken(8);
 
 /**
  * Gives back leases of several accounts in one command: KEYS the accounts' lease sets; ARGV per
@@ -192,8 +218,8 @@ export async function acquireInFlightSlots(
   const keys = accounts.map((a) => inFlightKey(deps.config.redisPrefix, a));
   const prefix = randomToken(16);
   const until = Date.now() + leaseMs; // before the script runs: never later than Redis's own expiry
-  const args = [String(leaseMs), prefix, ...accounts.flatMap((a, k) => [String(limits[k]), String(Math.max(0, wanted.get(a)!))])];
+  const args = [String(leaseMs), PROCESS_ID, prefix, ...accounts.flatMap((a, k) => [String(limits[k]), String(Math.max(0, wanted.get(a)!))])];
   const counts = await ACQUIRE.run<number[]>(deps.redis, keys, args);
-  const held = new Map(accounts.map((a, k) => [a, Array.from({ length: Number(counts[k] ?? 0) }, (_, i) => ({ key: keys[k], token: `${prefix}:${k + 1}:${i + 1}`, until }))]));
+  const held = new Map(accounts.map((a, k) => [a, Array.from({ length: Number(counts[k] ?? 0) }, (_, i) => ({ key: keys[k], token: `${PROCESS_ID}:${prefix}:${k + 1}:${i + 1}`, until }))]));
   return new Leases(deps, held, new Map(accounts.map((a, k) => [a, limits[k]])));
 }
