@@ -199,3 +199,49 @@ test('rows that waited for a slot are not sent once their endpoint was disabled 
   // Handed on unclaimed, for the single path to drop.
   expect(rows.every((r) => r.status === 'pending' && r.claimedUntil === null)).toBe(true);
 });
+
+test('in-flight slots are shared fairly between worker processes: a lone process gets the whole cap, two busy ones half each, never more than the cap', async () => {
+  const a = await messagingAccount(h, 'whshare'); // 1 seat: cap 4
+  const want = new Map([[a.accountId, 4]]);
+  // Process A alone: the whole cap.
+  const a1 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
+  expect(a1.count(a.accountId)).toBe(4);
+  // Process B asks while A holds everything: nothing, but B's demand is recorded.
+  const b1 = await acquireInFlightSlots(h.deps, want, 30_000, 'procB');
+  expect(b1.count(a.accountId)).toBe(0);
+  // A gives its slots back and asks again while B is waiting: A is held to its share.
+  await a1.release();
+  const a2 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
+  expect(a2.count(a.accountId)).toBe(2);
+  // A asking again in the same breath gets nothing more: it holds its share.
+  const a3 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
+  expect(a3.count(a.accountId)).toBe(0);
+  const b2 = await acquireInFlightSlots(h.deps, want, 30_000, 'procB');
+  expect(b2.count(a.accountId)).toBe(2);
+  // Both busy, the cap is full: a third process gets nothing.
+  const c1 = await acquireInFlightSlots(h.deps, want, 30_000, 'procC');
+  expect(c1.count(a.accountId)).toBe(0);
+  await Promise.all([a2.release(), b2.release()]);
+  // Once the others stop asking (their demand is older than 100 ms), one process gets the whole cap again.
+  await new Promise((r) => setTimeout(r, 150));
+  const a4 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
+  expect(a4.count(a.accountId)).toBe(4);
+  await a4.release();
+});
+
+test('a lease group carried to the next round keeps only leases with a whole claim time left, and gives back the rest', async () => {
+  const a = await messagingAccount(h, 'whcarry');
+  const g = await acquireInFlightSlots(h.deps, new Map([[a.accountId, 4]]), 2_000);
+  expect(g.count(a.accountId)).toBe(4);
+  // Leases taken for 2 s cannot carry an attempt that may need 5 s: none is kept.
+  const none = g.take(new Map([[a.accountId, 4]]), 5_000);
+  expect(none.count(a.accountId)).toBe(0);
+  const two = g.take(new Map([[a.accountId, 2]]), 1_000);
+  expect(two.count(a.accountId)).toBe(2);
+  expect(g.count(a.accountId)).toBe(2);
+  await g.release();
+  // The two given back are free again; the two carried are still held.
+  const other = await acquireInFlightSlots(h.deps, new Map([[a.accountId, 4]]), 30_000, 'procOther');
+  expect(other.count(a.accountId)).toBe(2);
+  await Promise.all([two.release(), other.release()]);
+});

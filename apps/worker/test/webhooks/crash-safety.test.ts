@@ -85,10 +85,11 @@ test('a worker killed (SIGKILL) mid-fan-out: another worker takes the fan-out jo
   await locker.connect();
   try {
     const s = await scene(h);
-    // Hold the endpoint row: the fan-out's insert of the delivery (its foreign key) waits on it,
-    // so the worker is caught inside its fan-out job, with the job active under its BullMQ lock.
+    // Hold the delivery log against writes: the fan-out's write statement (it inserts the
+    // deliveries) waits for the table, so the worker is caught inside its fan-out job, with the
+    // job active under its BullMQ lock, before anything of that statement is written.
     await locker.query('BEGIN');
-    await locker.query('SELECT id FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [s.ep.id]);
+    await locker.query('LOCK TABLE webhook_deliveries IN SHARE MODE');
     const first = await worker(h);
     await post(s.a.ownerApi, s.ch, { text: 'fanned out by a worker that dies' });
     const blocked = await eventually(async () => {

@@ -1,4 +1,5 @@
-import { webhookQueuesFor } from '@teamchat/core';
+import { Client } from 'pg';
+import { newId, webhookQueuesFor } from '@teamchat/core';
 import type { Harness } from '../../../../test/support/harness';
 import { makeChannel, messagingAccount, post, eventsOf } from '../../../../test/support/messaging';
 import { createEndpointRow, eventually, startWebhookHarness } from '../../../../test/support/webhooks';
@@ -55,4 +56,42 @@ test('two relays: exactly one holds the lease and hands events over; when it sto
     const js = await jobEvents();
     return later.every((id) => js.includes(id));
   }, 5_000, 'the new events in fan-out jobs');
+});
+
+test('a backlog larger than the relay\'s window: every event handed over exactly once, including one committed after events with a higher seq', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: 'https://localhost:1/x', events: ['message.posted'] });
+  const queues = webhookQueuesFor(h.deps);
+  // A window of 3 rows and no fan-out worker: the first 3 unrelayed rows stay unrelayed, so
+  // the relay can only go on with its cursor (rows after the highest seq it handed over).
+  const relay = startRelay(h.deps, queues, { accountIds: [a.accountId], pollMs: 10, batch: 3 });
+  relays.push(relay);
+  const jobEvents = async () => (await queues.fanout.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).flatMap((j) => j.data.eventIds ?? [j.data.eventId]);
+
+  // An event whose transaction takes its seq now and commits last.
+  const late = new Client({ connectionString: h.deps.config.databaseUrl });
+  await late.connect();
+  const lateId = newId('event');
+  try {
+    await late.query('BEGIN');
+    await late.query(`INSERT INTO events (id, account_id, type, channel_id, data) VALUES ($1, $2, 'message.posted', $3, '{}'::jsonb)`, [lateId, a.accountId, ch]);
+    for (let i = 0; i < 10; i++) await post(a.ownerApi, ch, { text: `backlog ${i}` });
+    const ids = (await eventsOf(h, a.accountId)).map((e) => e.id);
+    expect(ids.length).toBeGreaterThanOrEqual(10); // and the channel's own event
+    await eventually(async () => {
+      const js = await jobEvents();
+      return ids.every((id) => js.includes(id));
+    }, 5_000, 'the backlog in fan-out jobs');
+    await late.query('COMMIT');
+  } finally {
+    await late.end();
+  }
+  await eventually(async () => (await jobEvents()).includes(lateId), 5_000, 'the late commit in a fan-out job');
+  await new Promise((r) => setTimeout(r, 600)); // a few more full scans: nothing handed over twice
+  const handed = await jobEvents();
+  const all = (await eventsOf(h, a.accountId)).map((e) => e.id);
+  expect(all).toContain(lateId);
+  for (const id of all) expect(handed.filter((x) => x === id)).toHaveLength(1);
+  await relay.stop();
 });

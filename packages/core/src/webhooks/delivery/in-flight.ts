@@ -211,6 +211,8 @@ export async function acquireInFlightSlots(
   deps: Pick<Deps, 'database' | 'redis' | 'config'>,
   wanted: ReadonlyMap<string, number>,
   leaseMs: number,
+  /** the asking process (tests stand in for another one); default this process */
+  owner: string = PROCESS_ID,
 ): Promise<Leases> {
   const accounts = [...wanted.keys()];
   if (accounts.length === 0) return new Leases(deps, new Map(), new Map());
@@ -218,8 +220,8 @@ export async function acquireInFlightSlots(
   const keys = accounts.map((a) => inFlightKey(deps.config.redisPrefix, a));
   const prefix = randomToken(16);
   const until = Date.now() + leaseMs; // before the script runs: never later than Redis's own expiry
-  const args = [String(leaseMs), PROCESS_ID, prefix, ...accounts.flatMap((a, k) => [String(limits[k]), String(Math.max(0, wanted.get(a)!))])];
+  const args = [String(leaseMs), owner, prefix, ...accounts.flatMap((a, k) => [String(limits[k]), String(Math.max(0, wanted.get(a)!))])];
   const counts = await ACQUIRE.run<number[]>(deps.redis, keys, args);
-  const held = new Map(accounts.map((a, k) => [a, Array.from({ length: Number(counts[k] ?? 0) }, (_, i) => ({ key: keys[k], token: `${PROCESS_ID}:${prefix}:${k + 1}:${i + 1}`, until }))]));
+  const held = new Map(accounts.map((a, k) => [a, Array.from({ length: Number(counts[k] ?? 0) }, (_, i) => ({ key: keys[k], token: `${owner}:${prefix}:${k + 1}:${i + 1}`, until }))]));
   return new Leases(deps, held, new Map(accounts.map((a, k) => [a, limits[k]])));
 }
