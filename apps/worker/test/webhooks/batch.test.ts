@@ -201,7 +201,7 @@ test('rows that waited for a slot are not sent once their endpoint was disabled 
 });
 
 test('in-flight slots are shared fairly between worker processes: a lone process gets the whole cap, two busy ones half each, never more than the cap', async () => {
-  const a = await messagingAccount(h, 'whshare'); // 1 seat: cap 4
+  const a = await messagingAccount(h); // cap 4
   const want = new Map([[a.accountId, 4]]);
   // Process A alone: the whole cap.
   const a1 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
@@ -230,7 +230,7 @@ test('in-flight slots are shared fairly between worker processes: a lone process
 });
 
 test('a lease group carried to the next round keeps only leases with a whole claim time left, and gives back the rest', async () => {
-  const a = await messagingAccount(h, 'whcarry');
+  const a = await messagingAccount(h);
   const g = await acquireInFlightSlots(h.deps, new Map([[a.accountId, 4]]), 2_000);
   expect(g.count(a.accountId)).toBe(4);
   // Leases taken for 2 s cannot carry an attempt that may need 5 s: none is kept.
