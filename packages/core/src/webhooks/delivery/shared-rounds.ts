@@ -11,7 +11,7 @@ import type { WebhookTransport } from './transport';
  */
 export const BATCH_BUDGET_MS = 8_000;
 /** Pause before trying for slots again when none of the waiting accounts had one free. */
-const NO_SLOT_PAUSE_MS = 10;
+const NO_SLOT_PAUSE_MS = 25;
 /**
  * Leases of the rounds are taken for one attempt's claim time plus this, and carried from round
  * to round while they have at least a whole claim time left: for up to this long a process keeps
