@@ -82,7 +82,7 @@ export interface WorkerProcess extends Rpc {
 /** A real worker process, ready once it logs "worker started". BENCH_CPU_PROF=<dir> profiles it. */
 export async function startWorkerProcess(env: Record<string, string>): Promise<WorkerProcess> {
   const child = fork(path.join(__dirname, 'worker.ts'), [], {
-    execArgv: [...profArgs(), '--import', 'tsx'],
+    execArgv: [...profArgs(), ...(process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx'],
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', WORKER_OPS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });

@@ -186,6 +186,8 @@ test('rows that waited for a slot are not sent once their endpoint was disabled 
   // Every slot of the account is held elsewhere: the batch's rows wait in the shared rounds.
   const held = await acquireInFlightSlots(h.deps, new Map([[a.accountId, 4]]), 30_000);
   expect(held.granted.get(a.accountId)).toBe(4);
+  const units = async () => Number(await h.deps.redis.get(unitsKey(h.deps.config.redisPrefix, a.accountId, a.owner.userId, h.deps.now())) ?? 0);
+  const unitsBefore = await units();
   const running = fanOutAndDeliver(h.deps, transport, ids);
   await eventually(async () => (await deliveriesOf(h, ep.id)).length === 3, 5_000, 'the fan-out wrote its rows');
   await h.deps.database.db.update(webhookEndpoints).set({ enabled: false, disabledReason: 'manual' }).where(eq(webhookEndpoints.id, ep.id));
@@ -198,6 +200,8 @@ test('rows that waited for a slot are not sent once their endpoint was disabled 
   expect(outcome.jobs.map((j) => j.id).sort()).toEqual(rows.map((r) => r.id).sort());
   // Handed on unclaimed, for the single path to drop.
   expect(rows.every((r) => r.status === 'pending' && r.claimedUntil === null)).toBe(true);
+  // The round charged their units while it read the endpoint again: given back, as nothing was sent.
+  expect(await units()).toBe(unitsBefore);
 });
 
 test('in-flight slots are shared fairly between worker processes: a lone process gets the whole cap, two busy ones half each, never more than the cap', async () => {

@@ -133,6 +133,22 @@ export async function chargeUnitsMany(redis: Redis, inputs: ReadonlyArray<SeatRe
   return inputs.map((i, n) => ({ allowed: flat[2 * n] === 1, ...usage(Number(flat[2 * n + 1]), i.limits.unitsPerDay, i.now) }));
 }
 
+/**
+ * Gives units charged by chargeUnitsMany back (a webhook round that charged an attempt it then
+ * did not make), each seat in one command.
+ */
+export async function refundUnitsMany(redis: Redis, inputs: ReadonlyArray<SeatRef & { units: number }>): Promise<void> {
+  if (inputs.length === 0) return;
+  for (const i of inputs) {
+    if (!Number.isInteger(i.units) || i.units < 0) throw new RangeError(`units must be a non-negative integer, got ${i.units}`);
+  }
+  await chargeScript.run(
+    redis,
+    inputs.map((i) => unitsKey(i.prefix, i.accountId, i.seatUserId, i.now)),
+    inputs.flatMap((i) => [-i.units, i.limits.unitsPerDay, unitsKeyTtlMs(i.now), '0']),
+  );
+}
+
 /** The seat's use today, without charging (GET /accounts/{id}). */
 export async function unitUsage(input: SeatRef): Promise<UnitUsage> {
   const raw = await input.redis.get(unitsKey(input.prefix, input.accountId, input.seatUserId, input.now));

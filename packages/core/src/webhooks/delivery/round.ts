@@ -6,7 +6,7 @@ import type { Leases } from './in-flight';
 import { prepareEndpoint, sendPrepared, type PreparedEndpoint, type SendResult } from './send';
 import { closeDelivered, deferForUnits, deliveredQuickly, type DeliveryContext, type EndpointRow } from './store';
 import type { WebhookTransport } from './transport';
-import { chargeDeliveryUnits } from './units';
+import { chargeDeliveryUnits, refundDeliveryUnits } from './units';
 
 /**
  * One ROUND of first attempts (issue 11 throughput): the rules of one attempt (attempt.ts) with
@@ -101,20 +101,31 @@ export async function runRound(
    * start the next round while this one records.
    */
   onAnswered?: () => void,
+  /**
+   * The round's endpoints and accounts read again (shared rounds: rows that waited). Read while
+   * the units are charged; the round then sends with what it read, and a row whose endpoint or
+   * account is no longer eligible is not sent: it leaves for a single attempt, its unit given back.
+   */
+  recheck?: Promise<Map<string, Context>>,
 ): Promise<void> {
   const db = deps.database.db;
   const preparedAt = deps.now();
   // The URL guard and the secrets once per endpoint for the round (its attempts leave together),
   // resolved while the charge is under way; nothing is sent before it.
   const prepared = new Map<string, Promise<PreparedEndpoint>>();
-  for (const i of round) {
-    if (!prepared.has(i.r.endpointId)) {
-      const p = prepareEndpoint(deps.config, contextOfItem(i).endpoint, preparedAt);
-      p.catch(() => undefined); // awaited below (or not at all, when no row of the endpoint is charged)
-      prepared.set(i.r.endpointId, p);
+  const prepare = (items: readonly Item[]) => {
+    for (const i of items) {
+      if (!prepared.has(i.r.endpointId)) {
+        const p = prepareEndpoint(deps.config, contextOfItem(i).endpoint, preparedAt);
+        p.catch(() => undefined); // awaited below (or not at all, when no row of the endpoint is charged)
+        prepared.set(i.r.endpointId, p);
+      }
     }
-  }
+  };
+  if (!recheck) prepare(round);
+  else recheck.catch(() => undefined); // awaited after the charge
   if (round.length === 0) {
+    await recheck?.catch(() => undefined);
     onAnswered?.();
     return;
   }
@@ -142,7 +153,9 @@ export async function runRound(
       i.batch.out.jobs.push({ id: i.r.id, at: charges[n].resetsAt });
     }
   }
-  const charged = refused.size === 0 ? round : round.filter((i) => !refused.has(i));
+  let charged = refused.size === 0 ? round : round.filter((i) => !refused.has(i));
+  if (recheck) charged = await afterRecheck(deps, charged, recheck);
+  prepare(charged);
 
   const sendAt = deps.now();
   const attempts = charged.map((i) => {
@@ -210,6 +223,50 @@ export async function runRound(
     if (outcome.kind === 'done' && outcome.status === 'delivered') batch.out.delivered += 1;
     if (outcome.kind === 'done' && outcome.next) batch.out.jobs.push(outcome.next);
   }
+}
+
+/**
+ * The charged rows of a round whose endpoints were read again meanwhile: those still eligible,
+ * with their batches' contexts updated to what was read; the others leave for single attempts
+ * (their batch hands them on and gives their claim back) and their units are given back. If the
+ * read failed, every unit is given back and the round fails.
+ */
+async function afterRecheck(deps: Deps, charged: readonly Item[], recheck: Promise<Map<string, Context>>): Promise<readonly Item[]> {
+  const refund = async (items: readonly Item[]) => {
+    const bySeat = new Map<string, { c: Context; n: number }>();
+    for (const i of items) {
+      const c = contextOfItem(i);
+      const key = `${i.r.accountId}|${c.endpoint.createdByUserId}`;
+      const g = bySeat.get(key);
+      if (g) g.n += 1;
+      else bySeat.set(key, { c, n: 1 });
+    }
+    await refundDeliveryUnits(deps, [...bySeat.values()].map(({ c, n }) => ({ accountId: c.account.id, plan: c.account.plan, seatUserId: c.endpoint.createdByUserId, units: n })));
+  };
+  let fresh: Map<string, Context>;
+  try {
+    fresh = await recheck;
+  } catch (err) {
+    await refund(charged).catch(() => undefined);
+    throw err;
+  }
+  const gone: Item[] = [];
+  const send = charged.filter((i) => {
+    const c = fresh.get(i.r.endpointId);
+    if (eligible(c)) return true;
+    gone.push(i);
+    return false;
+  });
+  if (gone.length > 0) {
+    // the units were charged under the contexts the rows were charged with: given back to those seats
+    await refund(gone).catch((err: Error) => deps.logger.warn('giving back units of rows not sent failed', { error: err.message }));
+    for (const i of gone) {
+      i.batch.out.jobs.push({ id: i.r.id });
+      i.batch.unattempted.push(i.r.id);
+    }
+  }
+  for (const i of send) i.batch.contexts.set(i.r.endpointId, fresh.get(i.r.endpointId)!);
+  return send;
 }
 
 /** The attempt's context as loadDeliveryContext would read it, built from what the fan-out wrote. */

@@ -1,7 +1,7 @@
 import type { Deps } from '../../context';
 import type { FannedOutDelivery } from './fan-out';
 import { acquireInFlightSlots, Leases } from './in-flight';
-import { eligible, loadContexts, runRound, type BatchState, type Context, type Item } from './round';
+import { loadContexts, runRound, type BatchState, type Item } from './round';
 import { claimMs } from './schedule';
 import type { WebhookTransport } from './transport';
 
@@ -127,18 +127,8 @@ export class SharedRounds {
       return;
     }
 
-    // Slots, and the waiting rows' endpoints and accounts read again (they may have waited for
-    // seconds; the round uses what it reads), at once.
     const wanted = new Map([...this.queues].map(([a, q]) => [a, q.length]));
-    const endpointIds = new Set<string>();
-    for (const q of this.queues.values()) for (const w of q.slice(0, 16)) endpointIds.add(w.r.endpointId);
-    const [slots, contexts] = await Promise.allSettled([this.slots(wanted), loadContexts(this.deps, [...endpointIds])]);
-    if (slots.status === 'rejected') throw slots.reason;
-    const leases = slots.value;
-    if (contexts.status === 'rejected') {
-      await leases.release();
-      throw contexts.reason;
-    }
+    const leases = await this.slots(wanted);
     const round: Waiting[] = [];
     for (const [accountId, q] of this.queues) {
       const n = leases.count(accountId);
@@ -158,7 +148,10 @@ export class SharedRounds {
       // while this one records.
       this.carry(leases);
     };
-    void this.finish(round, onAnswered, this.sendFresh(round, contexts.value, leases, onAnswered));
+    // The rows may have waited for seconds: their endpoints and accounts are read again while
+    // the round's units are charged, and the round sends with what it read (runRound).
+    const fresh = loadContexts(this.deps, [...new Set(round.map((w) => w.r.endpointId))]);
+    void this.finish(round, onAnswered, runRound(this.deps, this.transport, round, leases, onAnswered, fresh));
   }
 
   /**
@@ -197,26 +190,6 @@ export class SharedRounds {
     const c = this.carried;
     this.carried = null;
     await c?.release();
-  }
-
-  /**
-   * Rows may wait here for seconds: their endpoints and accounts are read again (one query for
-   * the round) right before it sends, and the round uses what it reads. A row whose endpoint was
-   * disabled or deleted meanwhile, or whose account is no longer active, leaves for a single
-   * attempt (which drops it or makes it wait) and is never sent from here.
-   */
-  private async sendFresh(round: Waiting[], fresh: Map<string, Context>, leases: Leases, onAnswered: () => void): Promise<void> {
-    const send = round.filter((w) => {
-      const c = fresh.get(w.r.endpointId);
-      if (eligible(c)) {
-        w.batch.contexts.set(w.r.endpointId, c);
-        return true;
-      }
-      w.batch.out.jobs.push({ id: w.r.id });
-      w.batch.unattempted.push(w.r.id);
-      return false;
-    });
-    await runRound(this.deps, this.transport, send, leases, onAnswered);
   }
 
   private async finish(round: Waiting[], onAnswered: () => void, running: Promise<void>): Promise<void> {

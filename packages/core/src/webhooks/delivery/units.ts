@@ -1,5 +1,5 @@
 import type { Deps } from '../../context';
-import { chargeUnitsMany, seatOf } from '../../limits';
+import { chargeUnitsMany, refundUnitsMany, seatOf } from '../../limits';
 import type { Plan } from '../../plans';
 
 /** Attempts to charge to one seat: `units` attempts on the seat of the endpoint's creator. */
@@ -23,4 +23,10 @@ export async function chargeDeliveryUnits(
   if (!deps.config.limitsEnabled) return charges.map(() => ({ allowed: true, resetsAt: null }));
   const charged = await chargeUnitsMany(deps.redis, charges.map((c) => ({ ...seatOf(deps, c.accountId, c.plan as Plan, c.seatUserId), units: c.units })));
   return charged.map((c) => ({ allowed: c.allowed, resetsAt: c.resetsAt }));
+}
+
+/** Gives back units chargeDeliveryUnits spent on attempts that were then not made (a round's endpoint disabled meanwhile). */
+export async function refundDeliveryUnits(deps: Pick<Deps, 'redis' | 'config' | 'now'>, charges: readonly DeliveryCharge[]): Promise<void> {
+  if (!deps.config.limitsEnabled || charges.length === 0) return;
+  await refundUnitsMany(deps.redis, charges.map((c) => ({ ...seatOf(deps, c.accountId, c.plan as Plan, c.seatUserId), units: c.units })));
 }
