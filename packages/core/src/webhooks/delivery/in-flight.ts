@@ -18,7 +18,8 @@ export function inFlightLimit(seats: number): number {
  * slot of one account; a batch round for several): KEYS the accounts' lease sets; ARGV[1] lease
  * ms, ARGV[2] the asking process's id, ARGV[3] token prefix, then per key its limit and how many
  * slots are wanted. Expired leases are dropped first. Each lease's token is
- * process:prefix:keyIndex:i. Returns, per key, how many were granted (0..wanted).
+ * process:prefix:keyIndex:i. Returns, per key, how many were granted (0..wanted) and the asking
+ * process's share, flat: {granted1, share1, granted2, ...}.
  *
  * Fair share between processes: every ask records the process in the account's demand hash; the
  * processes that asked within the last DEMAND_MS share the cap, each granted no more than
@@ -51,13 +52,15 @@ for k = 1, #KEYS do
   for _, m in ipairs(members) do
     if string.sub(m, 1, #ownerPrefix) == ownerPrefix then mine = mine + 1 end
   end
-  local n = math.min(limit - #members, tonumber(ARGV[3 + 2 * k]), math.ceil(limit / active) - mine)
+  local share = math.ceil(limit / active)
+  local n = math.min(limit - #members, tonumber(ARGV[3 + 2 * k]), share - mine)
   if n < 0 then n = 0 end
   for i = 1, n do
     redis.call('ZADD', key, now + lease, ownerPrefix .. ARGV[3] .. ':' .. k .. ':' .. i)
   end
   if n > 0 then redis.call('PEXPIRE', key, lease * 2) end
-  out[k] = n
+  out[2 * k - 1] = n
+  out[2 * k] = share
 end
 return out
 `);
@@ -133,6 +136,8 @@ export class Leases {
     private readonly held: Map<string, Held[]>,
     /** each account's in-flight limit */
     readonly limits: ReadonlyMap<string, number>,
+    /** each account's share for this process when the slots were asked for (see ACQUIRE) */
+    readonly shares: ReadonlyMap<string, number> = new Map(),
   ) {
     this.granted = new Map([...held].map(([a, h]) => [a, h.length]));
   }
@@ -171,7 +176,7 @@ export class Leases {
       if (left.length > 0) this.held.set(a, left);
       else this.held.delete(a);
     }
-    return new Leases(this.deps, out, this.limits);
+    return new Leases(this.deps, out, this.limits, this.shares);
   }
 
   /** Moves every lease of `other` into this group (`other` is left empty). */
@@ -183,6 +188,7 @@ export class Leases {
       this.granted.set(a, (this.granted.get(a) ?? 0) + hs.length);
     }
     for (const [a, l] of other.limits) if (!this.limits.has(a)) (this.limits as Map<string, number>).set(a, l);
+    for (const [a, sh] of other.shares) (this.shares as Map<string, number>).set(a, sh);
     other.held.clear();
     return this;
   }
@@ -222,6 +228,7 @@ export async function acquireInFlightSlots(
   const until = Date.now() + leaseMs; // before the script runs: never later than Redis's own expiry
   const args = [String(leaseMs), owner, prefix, ...accounts.flatMap((a, k) => [String(limits[k]), String(Math.max(0, wanted.get(a)!))])];
   const counts = await ACQUIRE.run<number[]>(deps.redis, keys, args);
-  const held = new Map(accounts.map((a, k) => [a, Array.from({ length: Number(counts[k] ?? 0) }, (_, i) => ({ key: keys[k], token: `${owner}:${prefix}:${k + 1}:${i + 1}`, until }))]));
-  return new Leases(deps, held, new Map(accounts.map((a, k) => [a, limits[k]])));
+  const held = new Map(accounts.map((a, k) => [a, Array.from({ length: Number(counts[2 * k] ?? 0) }, (_, i) => ({ key: keys[k], token: `${owner}:${prefix}:${k + 1}:${i + 1}`, until }))]));
+  const shares = new Map(accounts.map((a, k) => [a, Number(counts[2 * k + 1] ?? limits[k])]));
+  return new Leases(deps, held, new Map(accounts.map((a, k) => [a, limits[k]])), shares);
 }

@@ -165,13 +165,26 @@ export class SharedRounds {
     if (!carried) return acquireInFlightSlots(this.deps, wanted, leaseMs);
     const kept = carried.take(wanted, claimMs(this.deps.config));
     void carried.release();
+    // An account whose carried slots already make this process's share (as Redis last answered
+    // it when they were taken, at most CARRY_MS ago) is not asked for again.
     const more = new Map<string, number>();
     for (const [a, n] of wanted) {
-      const limit = kept.limits.get(a);
-      const want = (limit === undefined ? n : Math.min(n, limit)) - kept.count(a);
+      const cap = Math.min(kept.limits.get(a) ?? n, kept.shares.get(a) ?? n);
+      const want = Math.min(n, cap) - kept.count(a);
       if (want > 0) more.set(a, want);
     }
     if (more.size === 0) return kept;
+    if ([...wanted.keys()].some((a) => kept.count(a) > 0)) {
+      // The round goes with the slots it carries; more slots, if Redis grants any, join the next
+      // round (or start one) when they come, instead of holding this one back for the ask.
+      acquireInFlightSlots(this.deps, more, leaseMs).then(
+        (got) => {
+          if ([...more.keys()].some((a) => got.count(a) > 0)) this.carry(got);
+        },
+        (err: Error) => this.deps.logger.warn('taking more in-flight slots failed; the next round asks again', { error: err.message }),
+      );
+      return kept;
+    }
     try {
       return kept.absorb(await acquireInFlightSlots(this.deps, more, leaseMs));
     } catch (err) {
