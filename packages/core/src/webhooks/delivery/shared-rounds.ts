@@ -55,6 +55,8 @@ export class SharedRounds {
   private timer: NodeJS.Timeout | null = null;
   /** slots of answered rounds, for the next round (see CARRY_MS) */
   private carried: Leases | null = null;
+  /** rounds whose attempts are not all answered yet */
+  private sending = 0;
 
   constructor(private readonly deps: Deps, private readonly transport: WebhookTransport) {}
 
@@ -141,9 +143,11 @@ export class SharedRounds {
       return;
     }
     let answered = false;
+    this.sending += 1;
     const onAnswered = () => {
       if (answered) return;
       answered = true;
+      this.sending -= 1;
       // The round's attempts are answered: their slots go to the next round, which may start
       // while this one records.
       this.carry(leases);
@@ -179,7 +183,11 @@ export class SharedRounds {
       // round (or start one) when they come, instead of holding this one back for the ask.
       acquireInFlightSlots(this.deps, more, leaseMs).then(
         (got) => {
-          if ([...more.keys()].some((a) => got.count(a) > 0)) this.carry(got);
+          if (![...more.keys()].some((a) => got.count(a) > 0)) return;
+          // While a round is on the wire they wait for the next one (bigger rounds, less work per
+          // delivery); with none, they start one.
+          if (this.sending > 0) this.carried = (this.carried ?? new Leases(this.deps, new Map(), new Map())).absorb(got);
+          else this.carry(got);
         },
         (err: Error) => this.deps.logger.warn('taking more in-flight slots failed; the next round asks again', { error: err.message }),
       );
