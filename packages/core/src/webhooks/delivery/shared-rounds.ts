@@ -34,9 +34,11 @@ interface Waiting extends Item {
  * The rounds of one worker process (issue 11 throughput): the rows every fan-out batch of the
  * process could not attempt in its own first round wait here, per account in fan-out order, and
  * go out in SHARED rounds: one start at a time takes in-flight slots for every waiting account
- * (one script), and puts every row that got one into one round (round.ts: one claim, one charge,
- * one close for the round). A round runs on by itself; when it ends its slots are given back and
- * the next round starts with whatever is waiting. So concurrent batches do not split the
+ * (one script), and puts every row that got one into one round (round.ts: one charge, one
+ * read of its endpoints, one close for the round). A round runs on by itself; when its answers
+ * are in, its slots pass to the next round (carried while they have a whole claim time left, see
+ * CARRY_MS; slots nobody waits for are given back) and that round starts with whatever is
+ * waiting. So concurrent batches do not split the
  * accounts' slots into many small rounds (each paying the same round trips), and nobody polls
  * for slots another batch of the same process holds.
  *
