@@ -1,4 +1,4 @@
-import { WebhookTransport, acquireInFlightSlots, closeDelivered, fanOutAndDeliver, getMemberByEmail, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
+import { WebhookTransport, acquireInFlightSlots, chargeDeliveryUnits, closeDelivered, refundDeliveryUnits, fanOutAndDeliver, getMemberByEmail, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
 import { eq, inArray, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
 import type { Harness } from '../../../../test/support/harness';
@@ -185,7 +185,7 @@ test('rows that waited for a slot are not sent once their endpoint was disabled 
   const ids = (await eventsOf(h, a.accountId)).filter((e) => e.type === 'message.posted').map((e) => e.id);
   // Every slot of the account is held elsewhere: the batch's rows wait in the shared rounds.
   const held = await acquireInFlightSlots(h.deps, new Map([[a.accountId, 4]]), 30_000);
-  expect(held.granted.get(a.accountId)).toBe(4);
+  expect(held.count(a.accountId)).toBe(4);
   const units = async () => Number(await h.deps.redis.get(unitsKey(h.deps.config.redisPrefix, a.accountId, a.owner.userId, h.deps.now())) ?? 0);
   const unitsBefore = await units();
   const running = fanOutAndDeliver(h.deps, transport, ids);
@@ -217,6 +217,7 @@ test('in-flight slots are shared fairly between worker processes: a lone process
   await a1.release();
   const a2 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
   expect(a2.count(a.accountId)).toBe(2);
+  expect(a2.shares.get(a.accountId)).toBe(2); // the share Redis answers, which the shared rounds keep to
   // A asking again in the same breath gets nothing more: it holds its share.
   const a3 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
   expect(a3.count(a.accountId)).toBe(0);
@@ -230,6 +231,7 @@ test('in-flight slots are shared fairly between worker processes: a lone process
   await new Promise((r) => setTimeout(r, 150));
   const a4 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
   expect(a4.count(a.accountId)).toBe(4);
+  expect(a4.shares.get(a.accountId)).toBe(4);
   await a4.release();
 });
 
@@ -248,4 +250,24 @@ test('a lease group carried to the next round keeps only leases with a whole cla
   const other = await acquireInFlightSlots(h.deps, new Map([[a.accountId, 4]]), 30_000, 'procOther');
   expect(other.count(a.accountId)).toBe(2);
   await Promise.all([two.release(), other.release()]);
+});
+
+test('units a round gives back go to the UTC day they were charged on: a refund after midnight never adds to the new day', async () => {
+  const a = await messagingAccount(h);
+  const seat = { accountId: a.accountId, plan: 'scale', seatUserId: a.owner.userId, units: 3 };
+  const day1 = new Date('2031-03-04T23:59:59.900Z');
+  const day2 = new Date('2031-03-05T00:00:00.100Z');
+  const used = async (at: Date) => Number(await h.deps.redis.get(unitsKey(h.deps.config.redisPrefix, a.accountId, a.owner.userId, at)) ?? 0);
+  h.clock.set(day1);
+  try {
+    const [charged] = await chargeDeliveryUnits(h.deps, [seat], day1);
+    expect(charged.allowed).toBe(true);
+    expect(await used(day1)).toBe(3);
+    h.clock.set(day2); // midnight passes between the charge and the refund
+    await refundDeliveryUnits(h.deps, [seat], day1);
+    expect(await used(day1)).toBe(0);
+    expect(await used(day2)).toBe(0);
+  } finally {
+    h.clock.reset();
+  }
 });

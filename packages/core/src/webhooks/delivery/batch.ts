@@ -74,7 +74,7 @@ export async function fanOutAndDeliver(
   let written: FannedOutDelivery[];
   let rest: FannedOutDelivery[];
   try {
-    const left = new Map(leases.granted);
+    const left = new Map(plan.rows.map((r) => [r.accountId, leases.count(r.accountId)]));
     const first = new Set<string>();
     const claimed = new Set<string>();
     for (const r of plan.rows) {

@@ -110,7 +110,7 @@ export async function acquireInFlightSlot(
   leaseMs: number,
 ): Promise<Lease | null> {
   const leases = await acquireInFlightSlots(deps, new Map([[accountId, 1]]), leaseMs);
-  return leases.granted.get(accountId) === 1 ? leases : null;
+  return leases.count(accountId) === 1 ? leases : null;
 }
 
 /** One lease: its set, its token, and (local clock, a lower bound) when Redis drops it. */
@@ -128,18 +128,19 @@ interface Held {
  * and asking again between every two rounds.
  */
 export class Leases {
-  /** granted slots per account id, when the group was made */
-  readonly granted: Map<string, number>;
-
   constructor(
     private readonly deps: Pick<Deps, 'redis'>,
     private readonly held: Map<string, Held[]>,
-    /** each account's in-flight limit */
-    readonly limits: ReadonlyMap<string, number>,
-    /** each account's share for this process when the slots were asked for (see ACQUIRE) */
+    /**
+     * Per account asked for: this process's share of the cap when the slots were asked for (see
+     * ACQUIRE; never above the cap). Empty for a group made by `take`.
+     */
     readonly shares: ReadonlyMap<string, number> = new Map(),
-  ) {
-    this.granted = new Map([...held].map(([a, h]) => [a, h.length]));
+  ) {}
+
+  /** An empty group (to absorb others into). */
+  static none(deps: Pick<Deps, 'redis'>): Leases {
+    return new Leases(deps, new Map());
   }
 
   /** Slots held now for the account. */
@@ -176,7 +177,7 @@ export class Leases {
       if (left.length > 0) this.held.set(a, left);
       else this.held.delete(a);
     }
-    return new Leases(this.deps, out, this.limits, this.shares);
+    return new Leases(this.deps, out);
   }
 
   /** Moves every lease of `other` into this group (`other` is left empty). */
@@ -185,10 +186,7 @@ export class Leases {
       const mine = this.held.get(a);
       if (mine) mine.push(...hs);
       else this.held.set(a, [...hs]);
-      this.granted.set(a, (this.granted.get(a) ?? 0) + hs.length);
     }
-    for (const [a, l] of other.limits) if (!this.limits.has(a)) (this.limits as Map<string, number>).set(a, l);
-    for (const [a, sh] of other.shares) (this.shares as Map<string, number>).set(a, sh);
     other.held.clear();
     return this;
   }
@@ -221,7 +219,7 @@ export async function acquireInFlightSlots(
   owner: string = PROCESS_ID,
 ): Promise<Leases> {
   const accounts = [...wanted.keys()];
-  if (accounts.length === 0) return new Leases(deps, new Map(), new Map());
+  if (accounts.length === 0) return Leases.none(deps);
   const limits = await Promise.all(accounts.map(async (a) => inFlightLimit(await seatsOf(deps, a))));
   const keys = accounts.map((a) => inFlightKey(deps.config.redisPrefix, a));
   const prefix = randomToken(16);
@@ -230,5 +228,5 @@ export async function acquireInFlightSlots(
   const counts = await ACQUIRE.run<number[]>(deps.redis, keys, args);
   const held = new Map(accounts.map((a, k) => [a, Array.from({ length: Number(counts[2 * k] ?? 0) }, (_, i) => ({ key: keys[k], token: `${owner}:${prefix}:${k + 1}:${i + 1}`, until }))]));
   const shares = new Map(accounts.map((a, k) => [a, Number(counts[2 * k + 1] ?? limits[k])]));
-  return new Leases(deps, held, new Map(accounts.map((a, k) => [a, limits[k]])), shares);
+  return new Leases(deps, held, shares);
 }

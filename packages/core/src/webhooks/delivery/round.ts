@@ -6,7 +6,7 @@ import type { Leases } from './in-flight';
 import { prepareEndpoint, sendPrepared, type PreparedEndpoint, type SendResult } from './send';
 import { closeDelivered, deferForUnits, deliveredQuickly, type DeliveryContext, type EndpointRow } from './store';
 import type { WebhookTransport } from './transport';
-import { chargeDeliveryUnits, refundDeliveryUnits } from './units';
+import { chargeDeliveryUnits, refundDeliveryUnits, type DeliveryCharge } from './units';
 
 /**
  * One ROUND of first attempts (issue 11 throughput): the rules of one attempt (attempt.ts) with
@@ -125,24 +125,14 @@ export async function runRound(
   if (!recheck) prepare(round);
   else recheck.catch(() => undefined); // awaited after the charge
   if (round.length === 0) {
-    await recheck?.catch(() => undefined);
     onAnswered?.();
     return;
   }
 
   // One call unit per attempt on the seat of the endpoint's creator, each seat charged at once.
-  const seats = new Map<string, Item[]>();
-  for (const i of round) {
-    const key = `${i.r.accountId}|${contextOfItem(i).endpoint.createdByUserId}`;
-    const group = seats.get(key);
-    if (group) group.push(i);
-    else seats.set(key, [i]);
-  }
-  const groups = [...seats.values()];
-  const charges = await chargeDeliveryUnits(deps, groups.map((g) => {
-    const { account, endpoint } = contextOfItem(g[0]);
-    return { accountId: account.id, plan: account.plan, seatUserId: endpoint.createdByUserId, units: g.length };
-  }));
+  const { groups, charges: wanted } = bySeat(round);
+  const chargedAt = deps.now();
+  const charges = await chargeDeliveryUnits(deps, wanted, chargedAt);
   const refused = new Set<Item>();
   for (const [n, g] of groups.entries()) {
     if (charges[n].allowed) continue;
@@ -154,7 +144,7 @@ export async function runRound(
     }
   }
   let charged = refused.size === 0 ? round : round.filter((i) => !refused.has(i));
-  if (recheck) charged = await afterRecheck(deps, charged, recheck);
+  if (recheck) charged = await afterRecheck(deps, charged, recheck, chargedAt);
   prepare(charged);
 
   const sendAt = deps.now();
@@ -225,24 +215,34 @@ export async function runRound(
   }
 }
 
+/** A round's rows by the seat their attempts are charged to (the endpoint creator's), with each seat's charge. */
+function bySeat(items: readonly Item[]): { groups: Item[][]; charges: DeliveryCharge[] } {
+  const seats = new Map<string, Item[]>();
+  for (const i of items) {
+    const key = `${i.r.accountId}|${contextOfItem(i).endpoint.createdByUserId}`;
+    const group = seats.get(key);
+    if (group) group.push(i);
+    else seats.set(key, [i]);
+  }
+  const groups = [...seats.values()];
+  return {
+    groups,
+    charges: groups.map((g) => {
+      const { account, endpoint } = contextOfItem(g[0]);
+      return { accountId: account.id, plan: account.plan, seatUserId: endpoint.createdByUserId, units: g.length };
+    }),
+  };
+}
+
 /**
  * The charged rows of a round whose endpoints were read again meanwhile: those still eligible,
  * with their batches' contexts updated to what was read; the others leave for single attempts
  * (their batch hands them on and gives their claim back) and their units are given back. If the
  * read failed, every unit is given back and the round fails.
  */
-async function afterRecheck(deps: Deps, charged: readonly Item[], recheck: Promise<Map<string, Context>>): Promise<readonly Item[]> {
-  const refund = async (items: readonly Item[]) => {
-    const bySeat = new Map<string, { c: Context; n: number }>();
-    for (const i of items) {
-      const c = contextOfItem(i);
-      const key = `${i.r.accountId}|${c.endpoint.createdByUserId}`;
-      const g = bySeat.get(key);
-      if (g) g.n += 1;
-      else bySeat.set(key, { c, n: 1 });
-    }
-    await refundDeliveryUnits(deps, [...bySeat.values()].map(({ c, n }) => ({ accountId: c.account.id, plan: c.account.plan, seatUserId: c.endpoint.createdByUserId, units: n })));
-  };
+async function afterRecheck(deps: Deps, charged: readonly Item[], recheck: Promise<Map<string, Context>>, chargedAt: Date): Promise<readonly Item[]> {
+  // the units were charged under the contexts the rows were charged with: given back to those seats
+  const refund = (items: readonly Item[]) => refundDeliveryUnits(deps, bySeat(items).charges, chargedAt);
   let fresh: Map<string, Context>;
   try {
     fresh = await recheck;
@@ -258,7 +258,6 @@ async function afterRecheck(deps: Deps, charged: readonly Item[], recheck: Promi
     return false;
   });
   if (gone.length > 0) {
-    // the units were charged under the contexts the rows were charged with: given back to those seats
     await refund(gone).catch((err: Error) => deps.logger.warn('giving back units of rows not sent failed', { error: err.message }));
     for (const i of gone) {
       i.batch.out.jobs.push({ id: i.r.id });

@@ -59,6 +59,8 @@ export class SharedRounds {
   private carried: Leases | null = null;
   /** rounds whose attempts are not all answered yet */
   private sending = 0;
+  /** this process's share of each account's cap, as Redis last answered it (see ACQUIRE) */
+  private readonly shares = new Map<string, number>();
 
   constructor(private readonly deps: Deps, private readonly transport: WebhookTransport) {}
 
@@ -165,47 +167,58 @@ export class SharedRounds {
    * then, only for accounts below their cap, more from Redis; carried slots nobody waits for go back.
    */
   private async slots(wanted: ReadonlyMap<string, number>): Promise<Leases> {
-    const leaseMs = roundLeaseMs(this.deps.config);
     const carried = this.carried;
     this.carried = null;
-    if (!carried) return acquireInFlightSlots(this.deps, wanted, leaseMs);
+    if (!carried) return this.ask(wanted);
     const kept = carried.take(wanted, claimMs(this.deps.config));
     void carried.release();
     // An account whose carried slots already make this process's share (as Redis last answered
-    // it when they were taken, at most CARRY_MS ago) is not asked for again.
+    // it) is not asked for again; carried slots are at most CARRY_MS old, so the share is asked
+    // again that often.
     const more = new Map<string, number>();
     for (const [a, n] of wanted) {
-      const cap = Math.min(kept.limits.get(a) ?? n, kept.shares.get(a) ?? n);
-      const want = Math.min(n, cap) - kept.count(a);
+      const want = Math.min(n, this.shares.get(a) ?? n) - kept.count(a);
       if (want > 0) more.set(a, want);
     }
     if (more.size === 0) return kept;
     if ([...wanted.keys()].some((a) => kept.count(a) > 0)) {
       // The round goes with the slots it carries; more slots, if Redis grants any, join the next
-      // round (or start one) when they come, instead of holding this one back for the ask.
-      acquireInFlightSlots(this.deps, more, leaseMs).then(
+      // round when they come (with no round on the wire, they start one), instead of holding this
+      // one back for the ask.
+      this.ask(more).then(
         (got) => {
           if (![...more.keys()].some((a) => got.count(a) > 0)) return;
-          // While a round is on the wire they wait for the next one (bigger rounds, less work per
-          // delivery); with none, they start one.
-          if (this.sending > 0) this.carried = (this.carried ?? new Leases(this.deps, new Map(), new Map())).absorb(got);
-          else this.carry(got);
+          this.hold(got);
+          if (this.sending === 0) this.pump();
         },
         (err: Error) => this.deps.logger.warn('taking more in-flight slots failed; the next round asks again', { error: err.message }),
       );
       return kept;
     }
     try {
-      return kept.absorb(await acquireInFlightSlots(this.deps, more, leaseMs));
+      return kept.absorb(await this.ask(more));
     } catch (err) {
       await kept.release();
       throw err;
     }
   }
 
+  /** Slots from Redis, remembering this process's share of each account's cap. */
+  private async ask(wanted: ReadonlyMap<string, number>): Promise<Leases> {
+    const got = await acquireInFlightSlots(this.deps, wanted, roundLeaseMs(this.deps.config));
+    for (const [a, share] of got.shares) this.shares.set(a, share);
+    if (this.shares.size > 10_000) this.shares.clear();
+    return got;
+  }
+
+  /** Keeps slots for the next round. */
+  private hold(leases: Leases): void {
+    this.carried = (this.carried ?? Leases.none(this.deps)).absorb(leases);
+  }
+
   /** Hands answered attempts' slots to the next round (a batch's first round too) and starts it. */
   carry(leases: Leases): void {
-    this.carried = (this.carried ?? new Leases(this.deps, new Map(), new Map())).absorb(leases);
+    this.hold(leases);
     this.pump();
   }
 

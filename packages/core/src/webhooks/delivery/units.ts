@@ -19,14 +19,24 @@ export interface DeliveryCharge {
 export async function chargeDeliveryUnits(
   deps: Pick<Deps, 'redis' | 'config' | 'now'>,
   charges: readonly DeliveryCharge[],
+  /** the moment charged (its UTC day's counter); default now */
+  at: Date = deps.now(),
 ): Promise<Array<{ allowed: boolean; resetsAt: Date | null }>> {
   if (!deps.config.limitsEnabled) return charges.map(() => ({ allowed: true, resetsAt: null }));
-  const charged = await chargeUnitsMany(deps.redis, charges.map((c) => ({ ...seatOf(deps, c.accountId, c.plan as Plan, c.seatUserId), units: c.units })));
+  const charged = await chargeUnitsMany(deps.redis, charges.map((c) => ({ ...seatAt(deps, c, at), units: c.units })));
   return charged.map((c) => ({ allowed: c.allowed, resetsAt: c.resetsAt }));
 }
 
-/** Gives back units chargeDeliveryUnits spent on attempts that were then not made (a round's endpoint disabled meanwhile). */
-export async function refundDeliveryUnits(deps: Pick<Deps, 'redis' | 'config' | 'now'>, charges: readonly DeliveryCharge[]): Promise<void> {
+/**
+ * Gives back units chargeDeliveryUnits spent on attempts that were then not made (a round's
+ * endpoint disabled meanwhile), to the counter of the day they were charged on (`at`, as passed
+ * to the charge): a refund after midnight never adds to the new day's units.
+ */
+export async function refundDeliveryUnits(deps: Pick<Deps, 'redis' | 'config' | 'now'>, charges: readonly DeliveryCharge[], at: Date): Promise<void> {
   if (!deps.config.limitsEnabled || charges.length === 0) return;
-  await refundUnitsMany(deps.redis, charges.map((c) => ({ ...seatOf(deps, c.accountId, c.plan as Plan, c.seatUserId), units: c.units })));
+  await refundUnitsMany(deps.redis, charges.map((c) => ({ ...seatAt(deps, c, at), units: c.units })));
+}
+
+function seatAt(deps: Pick<Deps, 'redis' | 'config' | 'now'>, c: DeliveryCharge, at: Date) {
+  return { ...seatOf(deps, c.accountId, c.plan as Plan, c.seatUserId), now: at };
 }
