@@ -1,4 +1,4 @@
-import { WebhookTransport, acquireInFlightSlots, chargeDeliveryUnits, closeDelivered, refundDeliveryUnits, fanOutAndDeliver, getMemberByEmail, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
+import { SharedRounds, WebhookTransport, acquireInFlightSlots, chargeDeliveryUnits, closeDelivered, refundDeliveryUnits, fanOutAndDeliver, getMemberByEmail, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
 import { eq, inArray, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
 import type { Harness } from '../../../../test/support/harness';
@@ -270,4 +270,57 @@ test('units a round gives back go to the UTC day they were charged on: a refund 
   } finally {
     h.clock.reset();
   }
+});
+
+describe('a round on the wire and the slots that come free meanwhile', () => {
+  let slow: Receiver;
+  beforeAll(async () => {
+    slow = await startReceiver();
+    slow.fallback = { status: 200, delayMs: 400 };
+  });
+  afterAll(async () => {
+    await slow.close();
+  });
+
+  /**
+   * Account Y's endpoint answers in 400 ms, X's at once. Y's batch has 8 rows (cap 4): its first
+   * round, then a shared round R of 4 that is on the wire for 400 ms. X's batch of 8 starts while
+   * R is on the wire: its first round answers at once and frees X's 4 slots. Answers when X's
+   * rows and R's rows reached their receivers.
+   */
+  async function scenario(rounds: SharedRounds) {
+    const x = await messagingAccount(h);
+    const y = await messagingAccount(h);
+    const xc = await makeChannel(x.ownerApi);
+    const yc = await makeChannel(y.ownerApi);
+    const tag = newId('event');
+    await createEndpointRow(h, { accountId: x.accountId, createdByUserId: x.owner.userId, url: ok.url(`/merge-x-${tag}`), events: ['message.posted'] });
+    await createEndpointRow(h, { accountId: y.accountId, createdByUserId: y.owner.userId, url: slow.url(`/merge-y-${tag}`), events: ['message.posted'] });
+    for (let i = 0; i < 8; i++) await post(x.ownerApi, xc, { text: `fast ${i}` });
+    for (let i = 0; i < 8; i++) await post(y.ownerApi, yc, { text: `slow ${i}` });
+    const idsOf = async (accountId: string) => (await eventsOf(h, accountId)).filter((e) => e.type === 'message.posted').map((e) => e.id);
+    const [xIds, yIds] = [await idsOf(x.accountId), await idsOf(y.accountId)];
+    const yArrivals = () => slow.received.filter((r) => r.path === `/merge-y-${tag}`);
+    const yBatch = fanOutAndDeliver(h.deps, transport, yIds, rounds);
+    await eventually(async () => yArrivals().length > 4, 5_000, 'Y\'s shared round is on the wire');
+    const xOutcome = await fanOutAndDeliver(h.deps, transport, xIds, rounds);
+    const yOutcome = await yBatch;
+    expect([xOutcome.delivered, yOutcome.delivered]).toEqual([8, 8]);
+    const roundSentAt = Math.min(...yArrivals().slice(4).map((r) => r.at));
+    const xAt = ok.received.filter((r) => r.path === `/merge-x-${tag}`).map((r) => r.at).sort((p, q) => p - q);
+    expect(xAt).toHaveLength(8);
+    return { roundSentAt, xAt };
+  }
+
+  test('a slow round on the wire holds nobody else\'s slots: the other account\'s rows go out before its answers', async () => {
+    const { roundSentAt, xAt } = await scenario(new SharedRounds(h.deps, transport));
+    // R answers 400 ms after it was sent; X's freed slots waited at most MERGE_WAIT_MS for it.
+    expect(Math.max(...xAt) - roundSentAt).toBeLessThan(300);
+  });
+
+  test('slots freed while a young round is on the wire wait for its answers and go out in the next round', async () => {
+    // A merge window longer than R's 400 ms: X's freed slots wait for R's answers, then go together.
+    const { roundSentAt, xAt } = await scenario(new SharedRounds(h.deps, transport, { mergeWaitMs: 5_000 }));
+    expect(xAt.slice(4).every((at) => at - roundSentAt >= 350)).toBe(true);
+  });
 });

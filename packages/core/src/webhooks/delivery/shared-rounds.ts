@@ -13,6 +13,12 @@ export const BATCH_BUDGET_MS = 8_000;
 /** Pause before trying for slots again when none of the waiting accounts had one free. */
 const NO_SLOT_PAUSE_MS = 25;
 /**
+ * A round on the wire younger than this holds the next one back: slots that come free meanwhile
+ * (a batch's first round, a grant) join the next round when its answers are in, or go on their
+ * own once it is this old (a slow receiver in it holds nobody else's slots longer).
+ */
+export const MERGE_WAIT_MS = 50;
+/**
  * Leases of the rounds are taken for one attempt's claim time plus this, and carried from round
  * to round while they have at least a whole claim time left: for up to this long a process keeps
  * an account's slots while its rows wait, with no Redis command between two rounds. A killed
@@ -59,10 +65,16 @@ export class SharedRounds {
   private carried: Leases | null = null;
   /** rounds whose attempts are not all answered yet */
   private sending = 0;
+  /** when the last round started (Date.now()) */
+  private lastStartAt = 0;
   /** this process's share of each account's cap, as Redis last answered it (see ACQUIRE) */
   private readonly shares = new Map<string, number>();
 
-  constructor(private readonly deps: Deps, private readonly transport: WebhookTransport) {}
+  private readonly mergeWaitMs: number;
+
+  constructor(private readonly deps: Deps, private readonly transport: WebhookTransport, options: { mergeWaitMs?: number } = {}) {
+    this.mergeWaitMs = options.mergeWaitMs ?? MERGE_WAIT_MS;
+  }
 
   /** Queues a batch's rows; resolves once each was attempted and recorded (or detached as a straggler of its batch), or handed to `batch.out.jobs`. */
   run(batch: BatchState, rows: readonly FannedOutDelivery[]): Promise<void> {
@@ -94,24 +106,34 @@ export class SharedRounds {
     }
     this.starting = true;
     this.again = false;
+    let heldMs = 0;
     this.start()
+      .then((ms) => { heldMs = ms; })
       .catch((err: Error) => this.failWaiting(err))
       .finally(() => {
         this.starting = false;
         if (this.again) this.pump();
         else if (this.queues.size > 0 && !this.timer) {
-          // Slots held elsewhere (another process, or stragglers) free up without telling us.
-          this.timer = setTimeout(() => {
-            this.timer = null;
-            this.pump();
-          }, NO_SLOT_PAUSE_MS);
-          this.timer.unref();
+          // Held back by a young round: until it is old enough (its answers may come sooner and
+          // start the next round). Otherwise, with no round on the wire to start the next one,
+          // poll: slots held elsewhere (another process, or stragglers) free up without telling us.
+          const ms = heldMs > 0 ? heldMs : this.sending === 0 ? NO_SLOT_PAUSE_MS : 0;
+          if (ms > 0) {
+            this.timer = setTimeout(() => {
+              this.timer = null;
+              this.pump();
+            }, ms);
+            this.timer.unref();
+          }
         }
       });
   }
 
-  /** Starts one round with every waiting row that gets a slot; the round then runs on by itself. */
-  private async start(): Promise<void> {
+  /**
+   * Starts one round with every waiting row that gets a slot; the round then runs on by itself.
+   * Answers 0, or how long the round on the wire holds this one back (MERGE_WAIT_MS).
+   */
+  private async start(): Promise<number> {
     const now = Date.now();
     for (const [accountId, q] of this.queues) {
       const keep = q.filter((w) => {
@@ -130,8 +152,10 @@ export class SharedRounds {
     }
     if (this.queues.size === 0) {
       await this.dropCarried();
-      return;
+      return 0;
     }
+    const held = this.sending > 0 ? this.lastStartAt + this.mergeWaitMs - now : 0;
+    if (held > 0) return held;
 
     const wanted = new Map([...this.queues].map(([a, q]) => [a, q.length]));
     const leases = await this.slots(wanted);
@@ -144,10 +168,11 @@ export class SharedRounds {
     }
     if (round.length === 0) {
       await leases.release();
-      return;
+      return 0;
     }
     let answered = false;
     this.sending += 1;
+    this.lastStartAt = Date.now();
     const onAnswered = () => {
       if (answered) return;
       answered = true;
@@ -160,6 +185,7 @@ export class SharedRounds {
     // the round's units are charged, and the round sends with what it read (runRound).
     const fresh = loadContexts(this.deps, [...new Set(round.map((w) => w.r.endpointId))]);
     void this.finish(round, onAnswered, runRound(this.deps, this.transport, round, leases, onAnswered, fresh));
+    return 0;
   }
 
   /**
