@@ -324,7 +324,9 @@ export const webhookDeliveries = pgTable('webhook_deliveries', {
   index('webhook_deliveries_open_idx').on(t.status, t.nextRetryAt).where(sql`status IN ('pending', 'retrying')`),
   // retention's purge only (a BRIN: the log is written in created_at order; a btree here cost every insert and close)
   index('webhook_deliveries_created_brin').using('brin', t.createdAt),
-  uniqueIndex('webhook_deliveries_fanout_uq').on(t.endpointId, t.eventId).where(sql`kind = 'event' AND attempt = 1`),
+  // No unique (endpoint, event) index: fan-out inserts an event's first deliveries only in the
+  // statement that marks the event relayed (FANOUT_WRITE), so they are written once; the index
+  // cost every insert and every close an entry (docs/performance.md).
 ]);
 
 /** In-app notifications to owners and admins (endpoint awaiting enable, auto-disabled, ...). */

@@ -52,7 +52,6 @@ export const FANOUT_WRITE = statement<{ relayed: string[]; ids: string[] }>('web
       FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::timestamptz[], $15::timestamptz[])
            AS d(id, account_id, endpoint_id, event_id, event_type, body_id, created_at, claimed_until)
       JOIN relayed r ON r.id = d.event_id
-    ON CONFLICT (endpoint_id, event_id) WHERE kind = 'event' AND attempt = 1 DO NOTHING
     RETURNING id
   )
   SELECT COALESCE((SELECT array_agg(id) FROM relayed), '{}'::text[]) AS relayed,
