@@ -21,6 +21,27 @@ export function sealWebhookSecret(config: Pick<Config, 'secretsKey'>, plaintext:
   return encryptSecret(keyOf(config), plaintext);
 }
 
+/**
+ * Opened secrets by their sealed text, per key: every round opens each of its endpoints' secrets,
+ * and AES-GCM per endpoint per round was a visible share of a delivery's CPU. A rotated secret
+ * or a new header value is a new sealed text, so it is never served stale; the map is dropped
+ * whole when it grows past OPENED_MAX.
+ */
+const opened = new WeakMap<Buffer, Map<string, string>>();
+const OPENED_MAX = 10_000;
+
 export function openWebhookSecret(config: Pick<Config, 'secretsKey'>, sealed: string): string {
-  return decryptSecret(keyOf(config), sealed);
+  const key = keyOf(config);
+  let byText = opened.get(key);
+  if (!byText) {
+    byText = new Map();
+    opened.set(key, byText);
+  }
+  let plain = byText.get(sealed);
+  if (plain === undefined) {
+    plain = decryptSecret(key, sealed);
+    if (byText.size >= OPENED_MAX) byText.clear();
+    byText.set(sealed, plain);
+  }
+  return plain;
 }
