@@ -27,10 +27,12 @@ export const FANOUT_READ = statement<{
 
 /**
  * Fan-out, write side, for a batch, in one statement: marks the events relayed, only those still
- * unrelayed and not being fanned out by another worker right now (FOR UPDATE SKIP LOCKED: a
- * concurrent fan-out of the same event skips it, and the one holding it writes it), and, only for
- * the events THIS statement marked, stores their bodies and inserts one `pending` delivery per
- * endpoint. All or nothing. Events with no matching endpoint are simply marked.
+ * unrelayed (a concurrent fan-out of the same event waits for the row lock of the one writing it,
+ * then finds it relayed and leaves it; both lock in the order of the pkey index scan, so they
+ * cannot deadlock), and, only for the events THIS statement marked, stores their bodies and
+ * inserts one `pending` delivery per endpoint: an event's first deliveries are written once,
+ * with no unique index needed. All or nothing. Events with no matching endpoint are simply
+ * marked. (A `FOR UPDATE SKIP LOCKED` subquery here cost a lock record per event in the WAL.)
  * $1 event ids; $2..$7 bodies (id, account, event id, type, mode, body);
  * $8..$15 deliveries (id, account, endpoint, event id, type, body id, event created_at,
  * claimed_until: set for the rows whose first attempt the fan-out job makes at once, else null).
@@ -38,7 +40,7 @@ export const FANOUT_READ = statement<{
 export const FANOUT_WRITE = statement<{ relayed: string[]; ids: string[] }>('webhook_fanout_write_claim', `
   WITH relayed AS (
     UPDATE events SET relayed_at = now()
-     WHERE id IN (SELECT id FROM events WHERE id = ANY($1::text[]) AND relayed_at IS NULL FOR UPDATE SKIP LOCKED)
+     WHERE id = ANY($1::text[]) AND relayed_at IS NULL
     RETURNING id
   ), bodies AS (
     INSERT INTO webhook_bodies (id, account_id, event_id, event_type, mode, body)
