@@ -57,6 +57,31 @@ describe('event rows and bodies (issue 11; spec Events, Payload modes)', () => {
     }
   });
 
+  test('each type\'s body has its fields in the documented wire order, in both modes (the stored bytes never change order)', () => {
+    const head = ['id', 'type', 'account_id', 'created_at', 'channel', 'ts', 'author', 'thread_ts'];
+    const tail = ['session', 'links_count', 'attachments_count'];
+    const middle: Record<string, string[][]> = {
+      'thread.replied': [['parent_author']],
+      'message.posted': [['mentions', 'broadcast']],
+      mention: [['broadcast', 'broadcast_kind', 'from'], ['broadcast', 'to']],
+      'dm.received': [['to']],
+      'message.edited': [['version', 'edited_by']],
+      'message.deleted': [['deleted_by', 'approval_id']],
+      'reaction.added': [['emoji', 'by']],
+      'reaction.removed': [['emoji', 'by']],
+    };
+    const withText = new Set(['message.posted', 'message.edited', 'thread.replied', 'mention', 'dm.received']);
+    for (const r of everyMessageEvent()) {
+      for (const mode of ['pointers', 'text'] as const) {
+        const keys = Object.keys(JSON.parse(renderEventBody(r, mode)));
+        const extra = mode === 'text' && withText.has(r.type) ? ['text', 'links'] : [];
+        expect(middle[r.type].map((m) => [...head, ...m, ...tail, ...extra])).toContainEqual(keys);
+      }
+    }
+    const channel = asRow(channelCreatedEvent({ accountId: 'acct_1', channelId: 'ch_9', by: 'idn_alice' }));
+    expect(Object.keys(JSON.parse(renderEventBody(channel, 'text')))).toEqual(['id', 'type', 'account_id', 'created_at', 'channel', 'by']);
+  });
+
   test('pointers mode never carries text nor links, in any body (spec Payload modes)', () => {
     for (const r of everyMessageEvent()) {
       const raw = renderEventBody(r, 'pointers');

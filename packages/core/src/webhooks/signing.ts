@@ -17,8 +17,17 @@ export function generateSigningSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString('base64');
 }
 
+/** Standard Webhooks keys by secret, decoded once (at most 10,000, then the map starts over). */
+const standardKeys = new Map<string, Buffer>();
+
 function standardKey(secret: string): Buffer {
-  return Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+  let key = standardKeys.get(secret);
+  if (!key) {
+    key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+    if (standardKeys.size >= 10_000) standardKeys.clear();
+    standardKeys.set(secret, key);
+  }
+  return key;
 }
 
 export interface SignatureInput {
@@ -35,7 +44,7 @@ export interface SignatureInput {
 export function signatureHeaders({ secrets, body, eventId, timestamp }: SignatureInput): Record<string, string> {
   if (secrets.length === 0) throw new Error('signatureHeaders needs at least one secret');
   const t = String(timestamp);
-  const v1 = secrets.map((s) => `v1=${createHmac('sha256', Buffer.from(s, 'utf8')).update(`${t}.${body}`).digest('hex')}`);
+  const v1 = secrets.map((s) => `v1=${createHmac('sha256', s).update(`${t}.${body}`).digest('hex')}`);
   const std = secrets.map((s) => `v1,${createHmac('sha256', standardKey(s)).update(`${eventId}.${t}.${body}`).digest('base64')}`);
   return {
     'x-service-signature': `t=${t},${v1.join(',')}`,
