@@ -1,4 +1,4 @@
-import { SharedRounds, WebhookTransport, acquireInFlightSlots, chargeDeliveryUnits, closeDelivered, refundDeliveryUnits, fanOutAndDeliver, getMemberByEmail, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
+import { SharedRounds, WebhookTransport, vetWebhookUrl, acquireInFlightSlots, chargeDeliveryUnits, closeDelivered, refundDeliveryUnits, fanOutAndDeliver, getMemberByEmail, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
 import { eq, inArray, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
 import type { Harness } from '../../../../test/support/harness';
@@ -323,4 +323,21 @@ describe('a round on the wire and the slots that come free meanwhile', () => {
     const { roundSentAt, xAt } = await scenario(new SharedRounds(h.deps, transport, { mergeWaitMs: 5_000 }));
     expect(xAt.slice(4).every((at) => at - roundSentAt >= 350)).toBe(true);
   });
+});
+
+test('an answer that comes after the answer time is a timeout, even a 2xx; one within it counts (spec: 2xx within the timeout)', async () => {
+  const late = await startReceiver();
+  const short = new WebhookTransport({ ...h.deps.config, webhookTimeoutMs: 300 });
+  try {
+    const target = await vetWebhookUrl(late.url('/late'), { allowedHosts: h.deps.config.webhookAllowedHosts });
+    late.fallback = { status: 200, delayMs: 330 };
+    const slow = await short.post(target, { 'content-type': 'application/json' }, '{}');
+    expect(slow).toMatchObject({ status: null, error: 'timeout: no answer in time' });
+    expect(slow.latencyMs).toBeGreaterThanOrEqual(300);
+    late.fallback = { status: 200 };
+    expect(await short.post(target, { 'content-type': 'application/json' }, '{}')).toMatchObject({ status: 200, error: null });
+  } finally {
+    await short.close();
+    await late.close();
+  }
 });

@@ -1,7 +1,8 @@
+import { createHmac } from 'node:crypto';
 import Stripe from 'stripe';
 import { Webhook } from 'standardwebhooks';
 import { eq, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
-import { generateSigningSecret, nextUtcMidnight, recordEvent, setAccountState, unitsKey, webhookQueuesFor } from '@teamchat/core';
+import { generateSigningSecret, nextUtcMidnight, recordEvent, sealWebhookSecret, setAccountState, unitsKey, webhookQueuesFor } from '@teamchat/core';
 import { startWebhookWorker, type WebhookWorker } from '../../src/webhooks';
 import { addPerson, type Harness } from '../../../../test/support/harness';
 import { startReceiver, type Receiver } from '../../../../test/support/https-receiver';
@@ -99,6 +100,29 @@ describe('pending → delivered (spec: Delivery transitions row 1; Delivery head
       expect(new Webhook(secret).verify(req.body, req.headers as Record<string, string>)).toBeTruthy();
     }
     expect(() => new Webhook(generateSigningSecret()).verify(req.body, req.headers as Record<string, string>)).toThrow();
+  });
+
+  test('a rotation signs the next delivery with the new secret first, in a worker that already signed with the old one', async () => {
+    const { a, ch, ep, mine } = await setup();
+    await post(a.ownerApi, ch, { text: 'before the rotation' });
+    const [before] = await eventually(async () => (mine().length >= 1 ? mine() : null));
+    expect((before.headers['x-service-signature'] as string).split(',')).toHaveLength(2);
+    const rotated = generateSigningSecret();
+    await h.deps.database.db.update(webhookEndpoints).set({
+      secretEnc: sealWebhookSecret(h.deps.config, rotated),
+      previousSecretEnc: sealWebhookSecret(h.deps.config, ep.secret),
+      previousValidUntil: new Date(Date.now() + 3600_000),
+    }).where(eq(webhookEndpoints.id, ep.id));
+    await post(a.ownerApi, ch, { text: 'after the rotation' });
+    const [, after] = await eventually(async () => (mine().length >= 2 ? mine() : null));
+    const header = after.headers['x-service-signature'] as string;
+    expect(header.split(',')).toHaveLength(3);
+    // The first v1 is the new secret's; each secret verifies on its own.
+    const [t, first] = header.split(',').map((part) => part.split('=').slice(1).join('='));
+    expect(first).toBe(createHmac('sha256', rotated).update(`${t}.${after.body}`).digest('hex'));
+    expect(stripe.webhooks.constructEvent(after.body, header, rotated, 300)).toBeTruthy();
+    expect(new Webhook(rotated).verify(after.body, after.headers as Record<string, string>)).toBeTruthy();
+    expect(stripe.webhooks.constructEvent(after.body, header, ep.secret, 300)).toBeTruthy();
   });
 
   test('an expired previous secret no longer signs', async () => {

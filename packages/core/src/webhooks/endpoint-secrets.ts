@@ -1,4 +1,5 @@
 import type { Config } from '../config';
+import { memoBounded } from '../bounded-memo';
 import { decryptSecret, deriveKey, encryptSecret } from '../crypto';
 
 /**
@@ -21,27 +22,27 @@ export function sealWebhookSecret(config: Pick<Config, 'secretsKey'>, plaintext:
   return encryptSecret(keyOf(config), plaintext);
 }
 
-/**
- * Opened secrets by their sealed text, per key: every round opens each of its endpoints' secrets,
- * and AES-GCM per endpoint per round was a visible share of a delivery's CPU. A rotated secret
- * or a new header value is a new sealed text, so it is never served stale; the map is dropped
- * whole when it grows past OPENED_MAX.
- */
-const opened = new WeakMap<Buffer, Map<string, string>>();
-const OPENED_MAX = 10_000;
-
+/** Opens a sealed secret or header value (reveal, and anything else that is not the delivery path). */
 export function openWebhookSecret(config: Pick<Config, 'secretsKey'>, sealed: string): string {
+  return decryptSecret(keyOf(config), sealed);
+}
+
+/** The delivery path's opened values, per key, by their sealed text (see openForDelivery). */
+const opened = new WeakMap<Buffer, Map<string, string>>();
+
+/**
+ * openWebhookSecret for the delivery path only: every round opens each of its endpoints' secrets
+ * and header, and AES-GCM per endpoint per round was a visible share of a delivery's CPU, so
+ * what it opened is kept in this process's memory (bounded) by its sealed text. A rotated secret
+ * or a new header value is a new sealed text, never served stale. Paths that show a secret
+ * (reveal) open it with openWebhookSecret and keep nothing.
+ */
+export function openForDelivery(config: Pick<Config, 'secretsKey'>, sealed: string): string {
   const key = keyOf(config);
   let byText = opened.get(key);
   if (!byText) {
     byText = new Map();
     opened.set(key, byText);
   }
-  let plain = byText.get(sealed);
-  if (plain === undefined) {
-    plain = decryptSecret(key, sealed);
-    if (byText.size >= OPENED_MAX) byText.clear();
-    byText.set(sealed, plain);
-  }
-  return plain;
+  return memoBounded(byText, 10_000, sealed, (s) => decryptSecret(key, s));
 }

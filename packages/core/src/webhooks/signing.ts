@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { memoBounded } from '../bounded-memo';
 
 /**
  * Webhook signing: the one place that knows both signature schemes.
@@ -17,17 +18,11 @@ export function generateSigningSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString('base64');
 }
 
-/** Standard Webhooks keys by secret, decoded once (at most 10,000, then the map starts over). */
+/** Standard Webhooks keys by secret, decoded once per secret (bounded). */
 const standardKeys = new Map<string, Buffer>();
 
 function standardKey(secret: string): Buffer {
-  let key = standardKeys.get(secret);
-  if (!key) {
-    key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
-    if (standardKeys.size >= 10_000) standardKeys.clear();
-    standardKeys.set(secret, key);
-  }
-  return key;
+  return memoBounded(standardKeys, 10_000, secret, (s) => Buffer.from(s.startsWith(SECRET_PREFIX) ? s.slice(SECRET_PREFIX.length) : s, 'base64'));
 }
 
 export interface SignatureInput {

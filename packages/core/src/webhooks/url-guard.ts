@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { errors } from '../errors';
+import { memoBounded } from '../bounded-memo';
 
 /**
  * The webhook URL guard, run at registration, on every URL change, and again before every
@@ -45,12 +46,7 @@ const VERDICTS_MAX = 10_000;
 
 /** Whether an address is a public unicast address a webhook may be sent to. */
 export function isPublicAddress(text: string): boolean {
-  const known = verdicts.get(text);
-  if (known !== undefined) return known;
-  const verdict = judgeAddress(text);
-  if (verdicts.size >= VERDICTS_MAX) verdicts.clear();
-  verdicts.set(text, verdict);
-  return verdict;
+  return memoBounded(verdicts, VERDICTS_MAX, text, judgeAddress);
 }
 
 function judgeAddress(text: string): boolean {

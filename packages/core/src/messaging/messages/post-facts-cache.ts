@@ -1,3 +1,5 @@
+import { rememberBounded } from '../../bounded-memo';
+
 /**
  * The facts of a post that never change once written, remembered by this process so that most
  * posts need no read before their write (issue 10: two round trips instead of three):
@@ -21,16 +23,12 @@ interface ChannelFacts {
 const channels = new Map<string, ChannelFacts>();
 const identityAccounts = new Map<string, string>();
 
-function remember<V>(map: Map<string, V>, key: string, value: V): void {
-  if (map.size >= MAX_ENTRIES && !map.has(key)) map.clear(); // bounded; cheaper than LRU bookkeeping
-  map.set(key, value);
-}
 
 export function rememberPostFacts(input: {
   accountId: string; channelId: string; kind: string; dmMembers: string[]; mentioned: string[];
 }): void {
-  remember(channels, input.channelId, { accountId: input.accountId, kind: input.kind, dmMembers: input.kind === 'dm' ? input.dmMembers : null });
-  for (const id of input.mentioned) remember(identityAccounts, id, input.accountId);
+  rememberBounded(channels, MAX_ENTRIES, input.channelId, { accountId: input.accountId, kind: input.kind, dmMembers: input.kind === 'dm' ? input.dmMembers : null });
+  for (const id of input.mentioned) rememberBounded(identityAccounts, MAX_ENTRIES, id, input.accountId);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Config } from '../../config';
 import { AppError } from '../../errors';
-import { openWebhookSecret } from '../endpoint-secrets';
+import { openForDelivery } from '../endpoint-secrets';
 import { signatureHeaders } from '../signing';
 import { vetWebhookUrl, type VettedUrl } from '../url-guard';
 import type { DeliveryContext } from './store';
@@ -10,9 +10,9 @@ export const USER_AGENT = 'teamchat-webhooks/1';
 
 /** The secrets that sign now: the current one, then the previous one during its 24 h overlap. */
 export function signingSecrets(config: Pick<Config, 'secretsKey'>, endpoint: DeliveryContext['endpoint'], now: Date): string[] {
-  const secrets = [openWebhookSecret(config, endpoint.secretEnc)];
+  const secrets = [openForDelivery(config, endpoint.secretEnc)];
   if (endpoint.previousSecretEnc && endpoint.previousValidUntil && endpoint.previousValidUntil > now) {
-    secrets.push(openWebhookSecret(config, endpoint.previousSecretEnc));
+    secrets.push(openForDelivery(config, endpoint.previousSecretEnc));
   }
   return secrets;
 }
@@ -38,7 +38,7 @@ export async function prepareEndpoint(
 ): Promise<PreparedEndpoint> {
   try {
     const target = await vetWebhookUrl(endpoint.url, { allowedHosts: config.webhookAllowedHosts });
-    const authorization = endpoint.authorizationEnc ? openWebhookSecret(config, endpoint.authorizationEnc) : null;
+    const authorization = endpoint.authorizationEnc ? openForDelivery(config, endpoint.authorizationEnc) : null;
     return { target, refusal: null, secrets: signingSecrets(config, endpoint, now), authorization };
   } catch (err) {
     if (err instanceof AppError) return { target: null, refusal: `url refused: ${String(err.extras.reason ?? 'invalid_url')}`, secrets: [], authorization: null };

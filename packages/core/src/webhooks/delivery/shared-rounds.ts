@@ -1,3 +1,4 @@
+import { rememberBounded } from '../../bounded-memo';
 import type { Deps } from '../../context';
 import type { FannedOutDelivery } from './fan-out';
 import { acquireInFlightSlots, Leases } from './in-flight';
@@ -232,8 +233,7 @@ export class SharedRounds {
   /** Slots from Redis, remembering this process's share of each account's cap. */
   private async ask(wanted: ReadonlyMap<string, number>): Promise<Leases> {
     const got = await acquireInFlightSlots(this.deps, wanted, roundLeaseMs(this.deps.config));
-    for (const [a, share] of got.shares) this.shares.set(a, share);
-    if (this.shares.size > 10_000) this.shares.clear();
+    for (const [a, share] of got.shares) rememberBounded(this.shares, 10_000, a, share);
     return got;
   }
 

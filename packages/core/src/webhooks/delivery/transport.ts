@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import { isIP } from 'node:net';
 import tls from 'node:tls';
@@ -123,7 +124,7 @@ export class WebhookTransport {
         path: `${target.url.pathname}${target.url.search}`,
         headers,
         body,
-        signal: signal as unknown as AbortSignal,
+        signal: signal as unknown as EventEmitter, // undici's EventEmitter form of a signal
       });
       const latencyMs = elapsed();
       // Only the status matters; read a little of the body so the connection can be kept.
