@@ -8,7 +8,7 @@ import { webhookConfig } from '../../../test/support/webhooks';
 import { call, startMcpHarness, type McpHarness } from './support';
 
 /**
- * Issue 8, webhooks toolset (list with health, register, change, send a test, read deliveries,
+ * The MCP webhooks toolset (list with health, register, change, send a test, read deliveries,
  * replay) through the SDK's own Client and Streamable HTTP transport, against the real MCP server,
  * API host, PostgreSQL, Redis and a real HTTPS receiver on loopback (throwaway CA). Spec: Webhooks,
  * Webhook endpoint enablement, Delivery transitions (test, replay), Limits, Authentication 7-8.
@@ -354,7 +354,7 @@ describe('scopes and account states (spec: Authentication 7-8; Account states)',
   });
 });
 
-describe('the webhook tools\' definitions (issue 8: annotations; input schemas an agent can act on)', () => {
+describe('the webhook tools\' definitions (annotations; input schemas an agent can act on)', () => {
   test('annotations: reads are readOnly; update is destructive and idempotent; test and replay reach the receiver and are not idempotent', async () => {
     const s = await setup();
     const by = new Map((await s.client.listTools()).tools.map((t) => [t.name, t]));

@@ -57,7 +57,7 @@ export const errors = {
     new AppError('insufficient_scope', `This credential lacks the ${scope} scope.`, { required_scope: scope }),
   /**
    * A uniqueness clash (a taken name, an existing member): the spec has no 409 for it, so it is
-   * 400 invalid_request with a `reason` naming the clash and the `field` (issue 7 item 7).
+   * 400 invalid_request with a `reason` naming the clash and the `field` (docs/api.md, 'Errors': only the spec's codes).
    */
   taken: (message: string, reason: string, field?: string) =>
     new AppError('invalid_request', message, field ? { reason, field } : { reason }),

@@ -4,7 +4,7 @@ import { AppError, generateSigningSecret, isPublicAddress, loadConfig, parseDura
 
 const stripe = new Stripe('sk_test_unused');
 
-describe('webhook signing (spec: Signature; issue 11: both schemes verify with stock packages)', () => {
+describe('webhook signing (spec: Signature; both schemes verify with stock packages)', () => {
   const body = JSON.stringify({ id: 'evt_1', type: 'message.posted', text: 'héllo ✓' });
   const now = Math.floor(Date.now() / 1000);
 
@@ -45,7 +45,7 @@ describe('webhook signing (spec: Signature; issue 11: both schemes verify with s
   });
 });
 
-describe('webhook URL guard (spec: public https only; issue 11: each forbidden range)', () => {
+describe('webhook URL guard (spec: public https only; each forbidden range)', () => {
   const refused = async (url: string, allowedHosts: string[] = []) => {
     try {
       await vetWebhookUrl(url, { allowedHosts });
@@ -108,7 +108,7 @@ describe('webhook URL guard (spec: public https only; issue 11: each forbidden r
   });
 });
 
-describe('webhook config (issue 11: WEBHOOK_* variables)', () => {
+describe('webhook config (WEBHOOK_* variables; README: Configuration)', () => {
   const base = { NODE_ENV: 'test' };
   it('parses the retry schedule in s/m/h/d and defaults to the spec schedule', () => {
     expect(parseDurationList('1s,2m,1h,1d')).toEqual([1000, 120_000, 3_600_000, 86_400_000]);

@@ -115,7 +115,7 @@ describe('Authentication rule 5: channels:read and channels:write always granted
   });
 });
 
-describe('Issue 7 item 1 (Authentication rules 4, 5): an agent registered through a credential gets at most that credential\'s scopes', () => {
+describe('Agent scope rule (Authentication rules 4, 5): an agent registered through a credential gets at most that credential\'s scopes', () => {
   const url = (accountId: string) => `/accounts/${accountId}/identities`;
   const register = (accountId: string, key: string, body: object) => request(h.api).post(url(accountId)).set(bearer(key)).send(body);
   const postChannel = (accountId: string, token: string) =>

@@ -3,7 +3,7 @@ import { startHarness, type Harness } from '../../../../test/support/harness';
 import { LOOPBACK_ONLY, hookUrl, register, registered, webhookAccount } from './endpoint-helpers';
 
 /**
- * Issue 11, URL guard at registration and on every URL change: a refused URL answers 400
+ * The URL guard at registration and on every URL change: a refused URL answers 400
  * invalid_request, field url, with a reason. Only 127.0.0.1 is exempt here (WEBHOOK_ALLOWED_HOSTS,
  * as in tests): every other loopback form, and a name resolving to it, is refused.
  */

@@ -13,7 +13,7 @@ export interface SignInResult {
   csrfToken: string;
   expiresAt: Date;
   body: {
-    /** the session as a bearer credential for the web host (issue 7 item 8); the cookie carries the same */
+    /** the session as a bearer credential for the web host (docs/api.md, 'Bearer web sessions'); the cookie carries the same */
     session_token: string;
     expires_at: string;
     csrf_token: string;

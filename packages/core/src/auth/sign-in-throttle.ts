@@ -16,7 +16,7 @@ function key(prefix: string, email: string): string {
 }
 
 /**
- * While Redis is away failures are counted in this process (issue 7 item 9), so the throttle
+ * While Redis is away failures are counted in this process (docs/limits.md, 'When Redis is away'), so the throttle
  * still holds per process; once Redis answers again its count is the one that matters.
  */
 const localCounts = new WeakMap<Redis, LocalWindowCounter>();
