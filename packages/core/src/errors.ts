@@ -55,6 +55,9 @@ export const errors = {
     }),
   insufficientScope: (scope: string) =>
     new AppError('insufficient_scope', `This credential lacks the ${scope} scope.`, { required_scope: scope }),
+  /** A read-only credential asked to change something (docs/api.md "Read-only credentials"). */
+  readOnlyCredential: () =>
+    new AppError('insufficient_scope', 'This credential is read-only: it may only read (GET). Use a credential that is not read-only to change anything.', { reason: 'read_only_credential' }),
   /**
    * A uniqueness clash (a taken name, an existing member): the spec has no 409 for it, so it is
    * 400 invalid_request with a `reason` naming the clash and the `field` (docs/api.md, 'Errors': only the spec's codes).
