@@ -6,6 +6,7 @@ import type { Logger } from './logger';
 import type { JobQueue } from './jobs/queue';
 import type { Metrics } from './metrics/metrics';
 import type { HeavyReadGate } from './limits/heavy-reads';
+import type { PasswordHashingGate } from './auth/password-hashing-gate';
 
 /** Everything a use case may need, built once per process. */
 export interface Deps {
@@ -21,4 +22,6 @@ export interface Deps {
   now: () => Date;
   /** the process's gate for expensive reads (search): a fixed share of the pool, one at a time per account */
   heavyReads: HeavyReadGate;
+  /** the process's bound on concurrent password hashing (sign-in) */
+  passwordHashing: PasswordHashingGate;
 }

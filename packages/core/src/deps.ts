@@ -8,6 +8,7 @@ import { createRedis } from './redis';
 import { JobQueue } from './jobs/queue';
 import { createMetrics } from './metrics/metrics';
 import { HeavyReadGate } from './limits/heavy-reads';
+import { PasswordHashingGate } from './auth/password-hashing-gate';
 
 /** Builds the process-wide dependencies; `close` releases them in reverse order. */
 export function createDeps(
@@ -36,6 +37,7 @@ export function createDeps(
     jobQueue,
     metrics,
     now,
+    passwordHashing: new PasswordHashingGate(),
     heavyReads: new HeavyReadGate({ poolSize, maxWaitMs: options.statementTimeoutMs ?? config.dbStatementTimeoutMs }),
   };
   return {

@@ -27,6 +27,7 @@ export * from './messaging';
 export * from './limits';
 export * from './search/search-messages';
 export * from './auth/sign-in-throttle';
+export * from './auth/password-hashing-gate';
 export * from './webhooks/signing';
 export * from './webhooks/url-guard';
 export * from './webhooks/endpoint-secrets';
