@@ -20,6 +20,7 @@ export * from './accounts/people';
 export * from './accounts/directory';
 export * from './auth/tokens';
 export * from './auth/credentials';
+export * from './auth/agent-registrations';
 export * from './auth/sessions';
 export * from './deps';
 export * from './events';
