@@ -103,6 +103,31 @@ export function sqlStateOf(err: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * query_canceled (57014: the connection's statement_timeout cut the statement) and
+ * idle_in_transaction_session_timeout (25P03): the PostgreSQL-side bound on how long one request
+ * may hold a connection (DB_STATEMENT_TIMEOUT_MS; docs/api.md "Errors").
+ */
+export function isDatabaseTimeout(err: unknown): boolean {
+  const code = sqlStateOf(err);
+  return code === '57014' || code === '25P03';
+}
+
+/**
+ * What a request cut by the database time bound answers: the spec has one server-fault code, so
+ * 500 `internal` with `reason: "statement_timeout"` and `Retry-After` (the same request may pass
+ * when the database is less busy); the error handler adds `request_id` and `status_url`.
+ */
+export function databaseTimeoutError(retryAfterS: number): AppError {
+  const retryAfter = Math.max(1, Math.ceil(retryAfterS));
+  return new AppError(
+    'internal',
+    'The request took longer than the database allows and was stopped; retry later or narrow it.',
+    { reason: 'statement_timeout', retry_after: retryAfter },
+    { 'Retry-After': String(retryAfter) },
+  );
+}
+
 /** deadlock_detected (40P01) and serialization_failure (40001): PostgreSQL chose a victim; the same statement may simply run again. */
 export function isRetryableConflict(err: unknown): boolean {
   const code = sqlStateOf(err);
