@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { Client } from 'pg';
 import Redis from 'ioredis';
-import { ConfigError, loadConfig } from '@teamchat/core';
+import { ConfigError, WARNED_MARKER, loadConfig } from '@teamchat/core';
 import { createDatabase, ensureDatabase, runMigrations } from '@teamchat/db';
 import { seedDemoIfEmpty } from './seed-demo';
 
@@ -47,7 +47,10 @@ async function checkRedis(url: string): Promise<void> {
 
 function run(name: string, entry: string): ChildProcess {
   const tsx = require.resolve('tsx/cli');
-  const child = spawn(process.execPath, [tsx, entry], { cwd: ROOT, stdio: 'inherit', env: process.env });
+  // Each child in its own process group: Ctrl-C (SIGINT to the terminal's group) reaches only this
+  // supervisor, which sends each child ONE SIGTERM; a child that also got the terminal's SIGINT
+  // would take the SIGTERM as a second signal and exit without draining.
+  const child = spawn(process.execPath, [tsx, entry], { cwd: ROOT, stdio: 'inherit', detached: true, env: { ...process.env, [WARNED_MARKER]: '1' } });
   child.on('exit', (code, signal) => {
     if (stopping) return;
     process.stderr.write(`${name} exited (${signal ?? code}); stopping the others.\n`);
@@ -113,6 +116,7 @@ async function main(): Promise<void> {
   );
   process.once('SIGINT', () => stop(0));
   process.once('SIGTERM', () => stop(0));
+  process.once('SIGHUP', () => stop(0)); // the terminal closed: the detached children would outlive it
 }
 
 main().catch((err: Error) => die(`start failed: ${err.message}`));

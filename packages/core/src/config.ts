@@ -101,12 +101,18 @@ function devSecretsKey(warn: (msg: string) => void): string {
 
 export class ConfigError extends Error {}
 
+/** Set by `npm start` in its children's environment: the parent has already said the configuration's warnings. */
+export const WARNED_MARKER = 'TEAMCHAT_CONFIG_WARNED';
+
 /** Validates the environment once at boot; a bad value throws ConfigError naming it. */
 export function loadConfig(
   env: NodeJS.ProcessEnv,
   overrides: Partial<Config> = {},
   warn: (msg: string) => void = (m) => process.stderr.write(`warning: ${m}\n`),
 ): Readonly<Config> {
+  // `npm start` validates the configuration once, says its warnings, and marks its children's
+  // environment so that each warning is said once, not once per process (api, mcp, worker).
+  if (env[WARNED_MARKER] === '1') warn = () => undefined;
   const { value, error } = schema.validate(env, { abortEarly: false, convert: true });
   if (error) throw new ConfigError(`Invalid configuration: ${error.details.map((d) => d.message).join('; ')}`);
   if (value.NODE_ENV === 'production' && !value.SECRETS_KEY && !overrides.secretsKey) {

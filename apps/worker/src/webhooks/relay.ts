@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { RedisScript, randomToken, unrelayedEvents, type Deps, type WebhookQueues } from '@teamchat/core';
+import { RedisScript, randomToken, unrelayedEvents, waitReady, type Deps, type WebhookQueues } from '@teamchat/core';
 
 /**
  * The outbox relay: moves unrelayed `events` rows, in `seq` order, into fan-out jobs whose job
@@ -142,7 +142,10 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
     if (stopped) return;
     timer = setTimeout(loop, ms);
   };
-  schedule(0);
+  // The producer connection refuses commands until it is connected (enableOfflineQueue: false),
+  // so a scan at boot failed with "Stream isn't writeable" on every healthy start: the first scan
+  // waits for the connection (up to 5 s; a Redis still away then is reported by the scan itself).
+  void waitReady(deps.redis).catch(() => undefined).then(() => schedule(0));
 
   return {
     leading: () => Date.now() < leaseUntil,
