@@ -49,6 +49,8 @@ export interface Config {
   workerOpsPort: number;
   /** how long a graceful shutdown may take before the process exits anyway, in ms; default 25000 */
   shutdownTimeoutMs: number;
+  /** development only: where `npm start` keeps the embedded PostgreSQL's and redis-server's data; default `.data` */
+  devDataDir: string;
 }
 
 /** `1m,5m,30m,2h` (also `s` and `d`) to milliseconds; throws on a bad item. */
@@ -86,6 +88,7 @@ const schema = Joi.object({
   OPS_PORT: Joi.number().port().default(9464),
   WORKER_OPS_PORT: Joi.number().port().default(9465),
   SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(1000).max(600_000).default(25_000),
+  DEV_DATA_DIR: Joi.string().default('.data'),
 }).unknown(true);
 
 /** Where a development SECRETS_KEY is kept between restarts when none is given. */
@@ -149,6 +152,7 @@ export function loadConfig(
     opsPort: value.OPS_PORT,
     workerOpsPort: value.WORKER_OPS_PORT,
     shutdownTimeoutMs: value.SHUTDOWN_TIMEOUT_MS,
+    devDataDir: path.resolve(process.cwd(), value.DEV_DATA_DIR),
     ...overrides,
   };
   // Limits protect every tenant from every other; turning them off is for benchmarks only.
