@@ -25,7 +25,7 @@ export default async function globalSetup(): Promise<void> {
       howToStart: 'start it with `docker compose -f docker/compose.yml up -d postgres redis`, or the system service',
     });
   } catch (err) {
-    if (err instanceof DevServiceError) throw new Error(err.message);
+    if (err instanceof DevServiceError) throw new Error(err.message, { cause: err });
     throw err;
   }
   started.services = services.started;
