@@ -8,6 +8,7 @@ import { COMMANDS } from './commands';
 const EXIT_BAD_ARGS = 2;
 
 const configSchema = Joi.object({
+  NODE_ENV: Joi.string().valid('development', 'production', 'test').default('development'),
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).default('postgres://postgres@127.0.0.1:5432/teamchat'),
 }).unknown(true);
 
@@ -44,6 +45,9 @@ async function main(): Promise<void> {
 
   const env = configSchema.validate(process.env);
   if (env.error) fail(parsed.json, 1, 'internal', env.error.message);
+  if (command.developmentOnly && env.value.NODE_ENV === 'production') {
+    fail(parsed.json, EXIT_BAD_ARGS, 'forbidden', `${name} is for local development: it is refused when NODE_ENV=production.`);
+  }
   const url: string = env.value.DATABASE_URL;
   try {
     await ensureDatabase(url);
@@ -53,7 +57,11 @@ async function main(): Promise<void> {
   }
   const database = createDatabase(url, { max: 2, application_name: 'cli' });
   try {
-    const out = await command.run(database.db, value);
+    if (command.serve) {
+      await command.serve(database.db, value, { json: parsed.json, out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) });
+      return;
+    }
+    const out = await command.run!(database.db, value);
     process.stdout.write(parsed.json ? `${JSON.stringify(out)}\n` : `${JSON.stringify(out, null, 2)}\n`);
   } catch (err) {
     if (err instanceof AppError && err.status < 500) fail(parsed.json, EXIT_BAD_ARGS, err.code, err.message);

@@ -29,6 +29,8 @@ export interface Config {
   webhookAllowedHosts: readonly string[];
   /** PEM file of an extra CA trusted for receivers' TLS (local development and tests) */
   webhookCaFile: string | null;
+  /** where `webhooks:listen` leaves its development receivers' allowances (webhooks/dev-receivers.ts); default `<DEV_DATA_DIR>/webhook-listen`; always null in production */
+  webhookDevReceiversDir: string | null;
   /** delays between webhook attempts, in ms; default 1m,5m,30m,2h,6h,12h,24h */
   webhookRetryScheduleMs: readonly number[];
   /** receiver answer time per attempt, in ms; default 10000 */
@@ -78,6 +80,7 @@ const schema = Joi.object({
   SESSION_TTL_HOURS: Joi.number().integer().min(1).max(24 * 90).default(336),
   WEBHOOK_ALLOWED_HOSTS: Joi.string().allow('').default(''),
   WEBHOOK_CA_FILE: Joi.string().allow(''),
+  WEBHOOK_DEV_RECEIVERS_DIR: Joi.string().allow(''),
   WEBHOOK_RETRY_SCHEDULE: Joi.string().default('1m,5m,30m,2h,6h,12h,24h'),
   WEBHOOK_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(10_000),
   SMTP_URL: Joi.string().uri({ scheme: ['smtp', 'smtps'] }).allow(''),
@@ -125,6 +128,13 @@ export function loadConfig(
   if (value.NODE_ENV === 'production' && webhookAllowedHosts.length > 0) {
     throw new ConfigError('Invalid configuration: WEBHOOK_ALLOWED_HOSTS is for local development and tests; it is refused when NODE_ENV=production.');
   }
+  // Development receivers exempt a loopback endpoint registered by `webhooks:listen` from the URL
+  // guard's address rule: a production process never reads them, and refuses to be told to.
+  if (value.NODE_ENV === 'production' && value.WEBHOOK_DEV_RECEIVERS_DIR) {
+    throw new ConfigError('Invalid configuration: WEBHOOK_DEV_RECEIVERS_DIR is for local development (webhooks:listen); it is refused when NODE_ENV=production.');
+  }
+  const devDataDir = path.resolve(process.cwd(), value.DEV_DATA_DIR);
+  const webhookDevReceiversDir = value.NODE_ENV === 'production' ? null : path.resolve(process.cwd(), value.WEBHOOK_DEV_RECEIVERS_DIR || path.join(devDataDir, 'webhook-listen'));
   if (webhookAllowedHosts.length > 0) warn(`WEBHOOK_ALLOWED_HOSTS exempts ${webhookAllowedHosts.join(', ')} from the webhook private-address rule (development and tests only).`);
   const config: Config = {
     nodeEnv: value.NODE_ENV,
@@ -142,6 +152,7 @@ export function loadConfig(
     sessionTtlHours: value.SESSION_TTL_HOURS,
     webhookAllowedHosts,
     webhookCaFile: value.WEBHOOK_CA_FILE || null,
+    webhookDevReceiversDir,
     webhookRetryScheduleMs: parseDurationList(value.WEBHOOK_RETRY_SCHEDULE),
     webhookTimeoutMs: value.WEBHOOK_TIMEOUT_MS,
     smtpUrl: value.SMTP_URL || null,
@@ -152,10 +163,13 @@ export function loadConfig(
     opsPort: value.OPS_PORT,
     workerOpsPort: value.WORKER_OPS_PORT,
     shutdownTimeoutMs: value.SHUTDOWN_TIMEOUT_MS,
-    devDataDir: path.resolve(process.cwd(), value.DEV_DATA_DIR),
+    devDataDir,
     ...overrides,
   };
   // Limits protect every tenant from every other; turning them off is for benchmarks only.
+  if (config.nodeEnv === 'production' && config.webhookDevReceiversDir) {
+    throw new ConfigError('Invalid configuration: development receivers (webhooks:listen) are refused when NODE_ENV=production.');
+  }
   if (config.nodeEnv === 'production' && !config.limitsEnabled) {
     throw new ConfigError('Invalid configuration: LIMITS_ENABLED=false is not allowed when NODE_ENV=production.');
   }

@@ -29,6 +29,7 @@ export * from './search/search-messages';
 export * from './auth/sign-in-throttle';
 export * from './webhooks/signing';
 export * from './webhooks/url-guard';
+export * from './webhooks/dev-receivers';
 export * from './webhooks/endpoint-secrets';
 export * from './webhooks/delivery';
 export * from './webhooks/endpoints';

@@ -3,6 +3,7 @@ import { AppError } from '../../errors';
 import { openForDelivery } from '../endpoint-secrets';
 import { signatureHeaders } from '../signing';
 import { vetWebhookUrl, type VettedUrl } from '../url-guard';
+import { devReceiverFor } from '../dev-receivers';
 import type { DeliveryContext } from './store';
 import type { PostResult, WebhookTransport } from './transport';
 
@@ -32,12 +33,16 @@ export interface PreparedEndpoint {
 }
 
 export async function prepareEndpoint(
-  config: Pick<Config, 'secretsKey' | 'webhookAllowedHosts'>,
+  config: Pick<Config, 'secretsKey' | 'webhookAllowedHosts' | 'webhookDevReceiversDir'>,
   endpoint: DeliveryContext['endpoint'],
   now: Date,
 ): Promise<PreparedEndpoint> {
   try {
-    const target = await vetWebhookUrl(endpoint.url, { allowedHosts: config.webhookAllowedHosts });
+    // A development receiver of `webhooks:listen` (never in production): its loopback literal is
+    // exempt for this endpoint only, and its CA is trusted for this target only.
+    const dev = devReceiverFor(config, endpoint);
+    const target = await vetWebhookUrl(endpoint.url, { allowedHosts: dev ? [...config.webhookAllowedHosts, dev.host] : config.webhookAllowedHosts });
+    if (dev) target.ca = dev.ca;
     const authorization = endpoint.authorizationEnc ? openForDelivery(config, endpoint.authorizationEnc) : null;
     return { target, refusal: null, secrets: signingSecrets(config, endpoint, now), authorization };
   } catch (err) {
@@ -77,7 +82,7 @@ export async function sendPrepared(transport: WebhookTransport, ctx: DeliveryCon
  * must be public), then the stored body is POSTed to the vetted address.
  */
 export async function sendDelivery(
-  config: Pick<Config, 'secretsKey' | 'webhookAllowedHosts'>,
+  config: Pick<Config, 'secretsKey' | 'webhookAllowedHosts' | 'webhookDevReceiversDir'>,
   transport: WebhookTransport,
   ctx: DeliveryContext,
   now: Date,
