@@ -7,9 +7,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { ConfigError, WARNED_MARKER, loadConfig } from '@teamchat/core';
+import { ConfigError, WARNED_MARKER, loadConfig, seedDemoIfEmpty } from '@teamchat/core';
 import { createDatabase, ensureDatabase, runMigrations } from '@teamchat/db';
-import { seedDemoIfEmpty } from './seed-demo';
 import { DevServiceError, ensureDevServices, stopDevServices, type DevService } from './dev-services';
 
 const ROOT = path.resolve(__dirname, '..');

@@ -3,9 +3,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { authenticateCredential, verifyPassword, findUserByEmail } from '@teamchat/core';
+import { authenticateCredential, verifyPassword, findUserByEmail, seedDemoIfEmpty, DEMO_EMAIL } from '@teamchat/core';
 import { createDatabase, runMigrations } from '@teamchat/db';
-import { seedDemoIfEmpty, DEMO_EMAIL } from '../scripts/seed-demo';
 import { TEST_SERVER_URL } from './support/env';
 
 const run = promisify(execFile);

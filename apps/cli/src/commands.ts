@@ -6,6 +6,7 @@ import {
 } from '@teamchat/core';
 import type { Db } from '@teamchat/db';
 import { webhooksListen, type ListenIo, type ListenOptions } from './webhooks-listen';
+import { demoReset } from './demo-reset';
 
 export interface Command {
   summary: string;
@@ -15,6 +16,8 @@ export interface Command {
   run?(db: Db, o: Record<string, any>): Promise<Record<string, unknown>>;
   /** refused when NODE_ENV=production, before anything is touched */
   developmentOnly?: boolean;
+  /** a command that manages the database itself (main neither creates nor migrates it first) */
+  manage?(databaseUrl: string, o: Record<string, any>, io: ListenIo): Promise<Record<string, unknown>>;
   /** a long-running command: prints as it goes (with --json, one JSON line per item) and returns when stopped */
   serve?(db: Db, o: Record<string, any>, io: ListenIo): Promise<void>;
 }
@@ -143,6 +146,14 @@ export const COMMANDS: Record<string, Command> = {
       await db.transaction((tx) => setAccountState(tx, o.account, o.state as AccountState));
       return { ok: true, account_id: o.account, state: o.state };
     },
+  },
+  'demo:reset': {
+    summary: 'development only: drop the local database, make it again and seed a new demo account (asks first)',
+    usage: '[--yes]',
+    switches: ['yes'],
+    options: Joi.object({ yes: Joi.boolean().default(false) }),
+    developmentOnly: true,
+    manage: (url, o, io) => demoReset(url, { yes: o.yes }, io),
   },
   'webhooks:listen': {
     summary: 'development only: receive an account\'s webhooks here (local HTTPS receiver, endpoint removed on Ctrl-C)',

@@ -49,6 +49,17 @@ async function main(): Promise<void> {
     fail(parsed.json, EXIT_BAD_ARGS, 'forbidden', `${name} is for local development: it is refused when NODE_ENV=production.`);
   }
   const url: string = env.value.DATABASE_URL;
+  const io = { json: parsed.json, out: (l: string) => process.stdout.write(`${l}\n`), err: (l: string) => process.stderr.write(`${l}\n`) };
+  if (command.manage) {
+    try {
+      const out = await command.manage(url, value, io);
+      process.stdout.write(parsed.json ? `${JSON.stringify(out)}\n` : `${JSON.stringify(out, null, 2)}\n`);
+    } catch (err) {
+      if (err instanceof AppError && err.status < 500) fail(parsed.json, EXIT_BAD_ARGS, err.code, err.message);
+      fail(parsed.json, 1, 'internal', (err as Error).message);
+    }
+    return;
+  }
   try {
     await ensureDatabase(url);
     await runMigrations(url);
@@ -58,7 +69,7 @@ async function main(): Promise<void> {
   const database = createDatabase(url, { max: 2, application_name: 'cli' });
   try {
     if (command.serve) {
-      await command.serve(database.db, value, { json: parsed.json, out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) });
+      await command.serve(database.db, value, io);
       return;
     }
     const out = await command.run!(database.db, value);

@@ -18,6 +18,7 @@ export * from './jobs/catalogue';
 export * from './accounts/accounts';
 export * from './accounts/people';
 export * from './accounts/directory';
+export * from './accounts/demo';
 export * from './auth/tokens';
 export * from './auth/credentials';
 export * from './auth/sessions';
