@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- limits`: the cost of the fair-use checks (issue 4, issue 10). The same reads,
+ * `npm run bench -- limits`: the cost of the fair-use checks (docs/api.md "Fair-use limits"). The same reads,
  * GET /accounts/{id} and GET .../channels/{id}/messages, on two API apps of one server process:
  * limits on and limits off (config.limitsEnabled). The plan limits are raised so "on" pays for
  * the checks (the per-minute limiter and the daily-unit charge) but never refuses.
@@ -69,7 +69,7 @@ export default async function limitsBench(ctx: BenchContext): Promise<BenchResul
           'on÷off CPU/req (median of pairs)': ratios.cpu.length ? Number(median(ratios.cpu).toFixed(3)) : '',
         });
         if (off && r.id === 'messages' && ratios.rps.length) {
-          // Issue 10: limits on vs off on a read cost ≤ 10 % (1 − on÷off req/s, median of the pairs).
+          // Target (docs/performance.md): limits on vs off on a read cost ≤ 10 % (1 − on÷off req/s, median of the pairs).
           const cost = Number((100 * (1 - median(ratios.rps))).toFixed(1));
           figures.push({
             id: 'limits_read_cost_pct', figure: `Cost of the limits on a read (${r.name}): 1 − on÷off req/s, median of ${ratios.rps.length} pairs`,

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- messages`: the API hot path (issue 10) next to bare Express baselines
+ * `npm run bench -- messages`: the API hot path (docs/performance.md) next to bare Express baselines
  * measured the same way in the same run:
  *
  * 1. `POST /echo` on a bare Express app (JSON body echoed);
@@ -15,8 +15,8 @@ import { startServer } from './support/child';
 import { CONNECTIONS, DURATION_S, WARMUP_S, measure, row, type Measured } from './support/load';
 import type { BenchContext, BenchResult, Figure } from './run';
 
-/** This bench's lines of the figures table (issue 9): req/s and p99 of a route next to its bare Express row. */
-/** Issue 10's targets: throughput as a % of the same-run baseline, p99 in ms (none where the issue sets none). */
+/** This bench's lines of the figures table (docs/performance.md): req/s and p99 of a route next to its bare Express row. */
+/** The hot path's targets (docs/performance.md): throughput as a % of the same-run baseline, p99 in ms (none where no target is set). */
 function figuresOf(id: string, name: string, m: Measured, base: Measured, baseName: string, targets: { minPct?: number; maxP99?: number } = {}): Figure[] {
   const pct = Number(((100 * m.rps) / base.rps).toFixed(1));
   return [

@@ -23,12 +23,12 @@ export interface BenchResult {
   /** rows of figures, printed as a table */
   rows: Array<Record<string, string | number>>;
   notes?: string[];
-  /** this bench's lines of the one figures table (issue 9) */
+  /** this bench's lines of the one figures table (docs/performance.md) */
   figures?: Figure[];
 }
 
 /**
- * One line of the figures table (issue 9) and of `figures` in bench/results.json: a measured
+ * One line of the figures table (docs/performance.md) and of `figures` in bench/results.json: a measured
  * value next to its baseline measured in the same run.
  */
 export interface Figure {
@@ -43,7 +43,7 @@ export interface Figure {
   baselineUnit?: string;
   /** value ÷ baselineValue × 100 where that ratio is the point (throughput); omitted otherwise */
   ratioPct?: number;
-  /** the issue's target, if it sets one, and whether this run met it */
+  /** the target (docs/performance.md), if one is set, and whether this run met it */
   target?: string;
   met?: boolean;
 }
@@ -79,7 +79,7 @@ async function main(): Promise<void> {
       for (const note of result.notes ?? []) console.log(`- ${note}`);
     }
     const figures = results.flatMap((r) => r.figures ?? []);
-    console.log('\n## The figures table (issue 9): each figure next to its same-run baseline');
+    console.log('\n## The figures table: each figure next to its same-run baseline');
     console.table(figures.map(tableLine));
     const out = {
       schema: 'teamchat-bench/1',

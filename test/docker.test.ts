@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createMetrics, loadConfig } from '@teamchat/core';
 
 /**
- * Issue 9 Operate: the Docker files, Prometheus config and Grafana dashboard are checked without
+ * The Docker files, Prometheus config and Grafana dashboard are checked without
  * a Docker engine: they parse, point at the operations ports, and the dashboard only names
  * metrics that exist. js-yaml is not a declared dependency of ours: it is in node_modules through
  * Jest (ts-jest → babel-plugin-istanbul); version 3's API (safeLoad).

@@ -3,7 +3,7 @@ import { AppError, defineJob } from '@teamchat/core';
 
 /**
  * Test-only job types. They are registered only when a test imports this module, never by
- * production code (issue 7 item 10).
+ * production code (docs/api.md, 'Jobs').
  */
 
 /** Does nothing but echo its payload: checks the runner end to end. */

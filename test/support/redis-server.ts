@@ -3,7 +3,7 @@ import net from 'node:net';
 
 /**
  * A throwaway redis-server that a test starts, stops and starts again on one spare port
- * (issue 7 item 9: availability while Redis is away). No persistence: a restart comes back empty,
+ * (docs/limits.md, 'When Redis is away'). No persistence: a restart comes back empty,
  * as a Redis that lost its data would. The binary must be on PATH.
  */
 export interface TestRedisServer {

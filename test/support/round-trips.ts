@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 
 /**
- * Counts the PostgreSQL queries (round trips) sent by this process while `fn` runs: issue 10's
+ * Counts the PostgreSQL queries (round trips) sent by this process while `fn` runs: the hot path's
  * per-request figure, checked in tests so a change that adds one is seen. Every pg query goes
  * through Client.prototype.query (Drizzle, pool.query and named statements alike).
  */

@@ -6,7 +6,7 @@ import { testCertificates } from './https-receiver';
 /**
  * Webhook test helpers: a harness whose config trusts the throwaway test CA and exempts the
  * loopback names, with a compressed retry schedule; endpoint rows written directly (the
- * endpoints API is another issue's), their secrets sealed like the real ones.
+ * endpoints API is not what these tests exercise), their secrets sealed like the real ones.
  */
 export const TEST_RETRY_SCHEDULE_MS = [200, 200, 200];
 export const TEST_TIMEOUT_MS = 2500;

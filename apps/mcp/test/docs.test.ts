@@ -5,7 +5,7 @@ import { renderReference, withReference } from '../src/docs/reference';
 
 const DOC = path.resolve(__dirname, '..', '..', '..', 'docs', 'mcp.md');
 
-describe('docs/mcp.md (issue 8: the tool reference is generated from the tool definitions)', () => {
+describe('docs/mcp.md (the tool reference is generated from the tool definitions)', () => {
   test('the reference in docs/mcp.md is what `npm run docs:mcp` generates now (run it after changing a tool)', () => {
     const doc = fs.readFileSync(DOC, 'utf8');
     expect(doc).toBe(withReference(doc));

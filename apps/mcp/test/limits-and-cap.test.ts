@@ -19,7 +19,7 @@ beforeAll(async () => {
 });
 afterAll(async () => { await h.close(); });
 
-describe('limits answer as on REST (issue 8: a tool call spends what the REST call spends)', () => {
+describe('limits answer as on REST (a tool call spends what the REST call spends)', () => {
   test('over the per-minute limit a tool answers rate_limited with its scope and retry_after', async () => {
     const acct = await newAccount(h, 'starter');
     const key = await newKey(h, acct.accountId, acct.owner.email, []);
@@ -46,7 +46,7 @@ describe('limits answer as on REST (issue 8: a tool call spends what the REST ca
   });
 });
 
-describe('per-seat session cap (issue 8: opening one past the cap evicts the seat\'s least recently used session)', () => {
+describe('per-seat session cap (opening one past the cap evicts the seat\'s least recently used session)', () => {
   test('Pro allows 10 sessions per seat; the 11th evicts the least recently used, whose next request is refused, and writes session.evicted', async () => {
     const cap = PLAN_LIMITS.pro.mcpSessionsPerSeat;
     expect(cap).toBe(10);

@@ -36,7 +36,7 @@ const initialize = (headers: Record<string, string> = {}) =>
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }),
   });
 
-describe('authentication (issue 8: agent token or API key; web session refused as on the API host; missing or revoked → 401)', () => {
+describe('authentication (agent token or API key; web session refused as on the API host; missing or revoked → 401)', () => {
   test('no credential, or an unknown one, is refused with 401 unauthorized before any MCP message is handled', async () => {
     const none = await initialize();
     expect(none.status).toBe(401);
@@ -106,7 +106,7 @@ describe('authentication (issue 8: agent token or API key; web session refused a
   });
 });
 
-describe('sessions (issue 8: stateful sessions per the transport; stateless requests refused clearly)', () => {
+describe('sessions (stateful sessions per the transport; stateless requests refused clearly)', () => {
   test('a request without Mcp-Session-Id other than initialize is refused with 400 saying to initialize first', async () => {
     const { key } = await ownerSetup();
     const res = await fetch(h.mcpUrl, {
@@ -164,7 +164,7 @@ describe('sessions (issue 8: stateful sessions per the transport; stateless requ
   });
 });
 
-describe('tools/list follows the credential\'s scopes (issue 8: toolsets by scope area)', () => {
+describe('tools/list follows the credential\'s scopes (toolsets by scope area)', () => {
   test('a key with only the always-granted scopes sees the channel, message and DM tools', async () => {
     const { key } = await ownerSetup();
     const names = (await (await h.connect(key)).listTools()).tools.map((t) => t.name);
@@ -224,7 +224,7 @@ describe('tools/list follows the credential\'s scopes (issue 8: toolsets by scop
   });
 });
 
-describe('messages through MCP (issue 8: `session` on messages)', () => {
+describe('messages through MCP (`session` on messages)', () => {
   test('a post records session {client, version} from initialize; GET shows it; every event row of the post carries it', async () => {
     const { acct, key, channelId } = await ownerSetup();
     const client = await h.connect(key, { name: 'claude-desktop', version: '0.9.1' });
@@ -314,7 +314,7 @@ describe('account states answer as on REST (spec: Account states)', () => {
   });
 });
 
-describe('errors are tool errors, never protocol crashes (issue 8)', () => {
+describe('errors are tool errors, never protocol crashes (docs/mcp.md, "Results and errors")', () => {
   test('with the API host unreachable a tool answers internal (with request_id and status_url), and the session stays usable', async () => {
     const { key } = await ownerSetup();
     const closed = http.createServer();

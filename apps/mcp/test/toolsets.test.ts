@@ -8,8 +8,8 @@ import { ALL_EVENTS, createEndpointRow, eventually, webhookConfig } from '../../
 import { call, startMcpHarness, type McpHarness } from './support';
 
 /**
- * Issue 8: "Every tool calls exactly one REST endpoint of the API host with the caller's
- * credential" for the toolsets other than webhooks (webhooks.test.ts), each tool called through
+ * docs/mcp.md "How tools call the API": every tool calls exactly one REST endpoint of the API host with the caller's
+ * credential, for the toolsets other than webhooks (webhooks.test.ts), each tool called through
  * the SDK's Client and its answer compared with the REST answer; a delete's approval followed to
  * its job through get_job; and `session` carried into delivered webhook bodies in both payload
  * modes. Real MCP server, API host, worker (jobs and webhooks, scoped to this file's accounts),
@@ -52,7 +52,7 @@ async function setup() {
   return { acct, key, rest, channelId, client };
 }
 
-describe('each tool answers what its REST endpoint answers (issue 8: every tool is backed by one endpoint)', () => {
+describe('each tool answers what its REST endpoint answers (every tool is backed by one endpoint)', () => {
   test('read_history, list_channels: the REST pages', async () => {
     const s = await setup();
     ok(await call(s.client, 'post_message', { channel_id: s.channelId, text: 'one' }));
@@ -106,7 +106,7 @@ describe('each tool answers what its REST endpoint answers (issue 8: every tool 
   });
 });
 
-describe('a delete through MCP (issue 8: confirmation_required with the approval_url; nothing is deleted until a person approves)', () => {
+describe('a delete through MCP (confirmation_required with the approval_url; nothing is deleted until a person approves)', () => {
   test('approved by a person on the web host, the job followed with get_job succeeds and the message is gone; message.deleted carries the MCP session', async () => {
     const s = await setup();
     const posted = ok(await call(s.client, 'post_message', { channel_id: s.channelId, text: 'delete me' }));
@@ -131,13 +131,13 @@ describe('a delete through MCP (issue 8: confirmation_required with the approval
 
   test('get_job of an unknown job answers not_found as a tool error', async () => {
     const s = await setup();
-    const r = await call(s.client, 'get_job', { job_id: 'job_nope' });
+    const r = await call(s.client, 'get_job', { job_id: 'job_00000000000000000000' });
     expect(r.isError).toBe(true);
     expect(r.structuredContent).toMatchObject({ http_status: 404, error: { code: 'not_found' } });
   });
 });
 
-describe('`session` in delivered webhook bodies (issue 8: every event about an MCP post carries it, in both payload modes)', () => {
+describe('`session` in delivered webhook bodies (every event about an MCP post carries it, in both payload modes)', () => {
   test('a post through MCP reaches a pointers and a text endpoint carrying session; its edit and reaction, made through plain REST, carry it too', async () => {
     const s = await setup();
     const paths = { pointers: `/ptr-${Math.random().toString(36).slice(2, 8)}`, text: `/txt-${Math.random().toString(36).slice(2, 8)}` };

@@ -13,8 +13,8 @@ export function randomToken(length: number): string {
 /**
  * Bytes for ids (not secrets), taken from a pool the CSPRNG refills 4,096 bytes at a time (as
  * node's crypto.randomUUID does): one call per ~200 ids instead of one per id. A post draws
- * three (request id, two event ids), and the post's profile charged ~7 µs to each call (issue
- * 10). Each byte is used once.
+ * three (request id, two event ids), and the post's profile charged ~7 µs to each call (see
+ * docs/performance.md). Each byte is used once.
  */
 const POOL_BYTES = 4096;
 const pool = Buffer.alloc(POOL_BYTES);
@@ -51,6 +51,11 @@ export const ID_PREFIXES = {
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
+
+/** The exact form of an id of this kind: its prefix, `_`, and 20 base36 characters (newId's form). */
+export function idPattern(kind: IdKind): RegExp {
+  return new RegExp(`^${ID_PREFIXES[kind]}_[0-9a-z]{20}$`);
+}
 
 /** `acct_` + 20 random characters (~103 bits): unguessable, so ids never leak counts. */
 export function newId(kind: IdKind): string {

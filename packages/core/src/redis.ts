@@ -3,7 +3,7 @@ import Redis, { RedisOptions } from 'ioredis';
 
 /**
  * A producer's command that gets no answer in this long (ms) fails, so a Redis that accepts
- * connections but answers nothing cannot hang a request (issue 7 item 9).
+ * connections but answers nothing cannot hang a request (docs/limits.md, 'When Redis is away').
  */
 export const PRODUCER_COMMAND_TIMEOUT_MS = 1_000;
 

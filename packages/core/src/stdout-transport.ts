@@ -10,7 +10,7 @@ const TransportBase = (winston as unknown as {
 const MESSAGE = Symbol.for('message');
 
 /**
- * winston's Console transport, minus its per-line costs (issue 10, cheap request logging):
+ * winston's Console transport, minus its per-line costs (cheap request logging; its cost counts in docs/performance.md):
  * Console emits a `logged` event through a setImmediate for every line and goes through
  * console._stdout; this writes the formatted line to stdout directly. Same JSON lines, same
  * destination (stdout is synchronous for files and pipes on Linux, so lines keep their order).

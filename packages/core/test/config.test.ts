@@ -35,7 +35,7 @@ describe('config is validated once, at boot (README: Configuration)', () => {
     expect(c.publicWebUrl).toBe('https://app.example.com');
   });
 
-  test('issue 7 item 11: LIMITS_ENABLED=false is refused at boot when NODE_ENV=production', () => {
+  test('LIMITS_ENABLED=false is refused at boot when NODE_ENV=production', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEY, LIMITS_ENABLED: 'false' })).toThrow(/LIMITS_ENABLED/);
     expect(() => loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEY }, { limitsEnabled: false })).toThrow(ConfigError);
     expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: KEY, LIMITS_ENABLED: 'true' }).limitsEnabled).toBe(true);

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import winston from 'winston';
 import { createLogger, deliveryLogger } from '../src/logger';
 
-test('issue 9 Operate: worker log lines carry event_id, delivery_id and endpoint_id, and still redact secrets', () => {
+test('worker log lines carry event_id, delivery_id and endpoint_id, and still redact secrets', () => {
   const lines: Array<Record<string, unknown>> = [];
   const logger = createLogger('worker', 'info');
   logger.clear().add(new winston.transports.Stream({

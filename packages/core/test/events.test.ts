@@ -6,7 +6,7 @@ import {
   type EventInput, type MessageRow, type RenderableEvent,
 } from '../src';
 
-/** Pure tests of the events module (issue 11, "Events: one module builds every body"). */
+/** Pure tests of the events module (one module builds every body: docs/webhooks.md, "Module API"). */
 
 const CREATED = new Date('2025-03-04T05:06:07.089Z');
 const TEXT = 'deploy <@idn_bob> <!here> ✓ "quoted"\nsecond line';
@@ -36,7 +36,7 @@ function everyMessageEvent(): RenderableEvent[] {
   ].map(asRow);
 }
 
-describe('event rows and bodies (issue 11; spec Events, Payload modes)', () => {
+describe('event rows and bodies (spec Events, Payload modes)', () => {
   test('the builders cover every message event type, and each row carries session and both counts', () => {
     const rows = everyMessageEvent();
     expect(new Set(rows.map((r) => r.type))).toEqual(new Set(MESSAGE_EVENT_TYPES));
@@ -174,7 +174,7 @@ describe('event rows and bodies (issue 11; spec Events, Payload modes)', () => {
   });
 });
 
-describe('eventReachesEndpoint: the one fan-out rule (spec Events rules 1-2; issue 11 DM decision)', () => {
+describe('eventReachesEndpoint: the one fan-out rule (spec Events rules 1-2; the DM rule in docs/webhooks.md)', () => {
   const inChannel = (type: string, channelId = 'ch_1') => ({ type, channelId, data: { channel: { id: channelId, kind: 'channel' } } });
   const inDm = (type: string) => ({ type, channelId: 'ch_dm', data: { channel: { id: 'ch_dm', kind: 'dm' } } });
   const all = { events: [...EVENT_TYPES], channels: 'all' as const };

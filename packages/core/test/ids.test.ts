@@ -1,6 +1,6 @@
 import { newId, randomIdToken, randomToken } from '../src/ids';
 
-describe('ids (issue 10: ids drawn from a pooled CSPRNG buffer, secrets from fresh bytes)', () => {
+describe('ids (ids drawn from a pooled CSPRNG buffer, secrets from fresh bytes)', () => {
   test('newId: prefix and 20 base36 characters, no repeat across many pool refills', () => {
     const ids = Array.from({ length: 2000 }, () => newId('event')); // 40,000 bytes: ~10 refills of the 4 KiB pool
     for (const id of ids) expect(id).toMatch(/^evt_[0-9a-z]{20}$/);

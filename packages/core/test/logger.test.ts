@@ -1,6 +1,6 @@
 /**
  * Logs (CONVENTIONS: winston JSON lines to stdout, never a secret) through the cheap stdout
- * transport of issue 10: one line per call, in order, levels and silence respected.
+ * transport (docs/performance.md): one line per call, in order, levels and silence respected.
  */
 import { createLogger } from '@teamchat/core';
 

@@ -3,7 +3,7 @@ import { PLAN_LIMITS } from '../src/plans';
 
 const KEY = 'ab'.repeat(32);
 
-describe('MCP configuration (issue 8: MCP_PORT default 3002; README: Configuration)', () => {
+describe('MCP configuration (MCP_PORT default 3002; README: Configuration)', () => {
   test('defaults: port 3002, the API reached on loopback at API_PORT, sessions idle out after 60 minutes', () => {
     expect(loadConfig({ SECRETS_KEY: KEY })).toMatchObject({ mcpPort: 3002, mcpApiUrl: 'http://127.0.0.1:3000', mcpSessionIdleMinutes: 60 });
     expect(loadConfig({ SECRETS_KEY: KEY, API_PORT: '4000' }).mcpApiUrl).toBe('http://127.0.0.1:4000');

@@ -1,5 +1,5 @@
 /**
- * Issue 10: a producer connection sends the commands of one event-loop turn in one socket write
+ * A producer connection sends the commands of one event-loop turn in one socket write
  * (corked until the end of the turn), and every command is still answered, in order.
  */
 import type { Socket } from 'node:net';

@@ -2,7 +2,7 @@ import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import type { Executor } from './client';
 
 /**
- * Hot queries as named statements (issue 10): the SQL text is written once, and PostgreSQL
+ * Hot queries as named statements (docs/performance.md): the SQL text is written once, and PostgreSQL
  * parses and plans it once per connection (pg sends Parse only the first time a name is used on
  * a connection). No query builder runs per request, and the rows come back as pg gives them.
  *

@@ -1,5 +1,5 @@
 /**
- * The pool survives its connections being cut (found by the fault suite, issue 9: PostgreSQL
+ * The pool survives its connections being cut (found by the fault suite, docs/operations.md: PostgreSQL
  * backends terminated under load crashed the API). A connection checked out of the pool (inside
  * a transaction, between two queries) whose backend dies emits `error` on its pg Client; with no
  * listener that is an uncaught exception and the process dies. The pool must swallow it, drop

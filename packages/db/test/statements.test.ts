@@ -1,5 +1,5 @@
 /**
- * Issue 10: named statements (packages/db statements.ts) run on the database and, inside a
+ * Named statements (packages/db statements.ts) run on the database and, inside a
  * transaction, on the transaction's own connection; a name cannot be reused for other SQL.
  */
 import { createDatabase, runStatement, statement } from '@teamchat/db';

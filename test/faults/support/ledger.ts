@@ -5,7 +5,7 @@ import { sleep, type Stack } from './stack';
 
 /**
  * The ledger of a scenario: what the clients were told, what PostgreSQL holds, what the
- * receivers got. The rules (issue 9, "Prove"):
+ * receivers got. The rules (docs/operations.md, "Proof: the fault suite"):
  * - every post answered 2xx is one message; a post that got anything else is either absent or
  *   present with all its events (found by its client_ref), never half there;
  * - every message has exactly its events (`message.posted` + one `mention` of the seat it named);

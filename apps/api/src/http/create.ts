@@ -71,7 +71,7 @@ export function creating(useCase: (ctx: CreateContext) => Promise<CreateResult>)
 
 /**
  * A creating POST whose use case is atomic on its own (its writes are one statement, e.g. a
- * message post): without an Idempotency-Key it runs on the pool with no BEGIN/COMMIT (issue 10);
+ * message post): without an Idempotency-Key it runs on the pool with no BEGIN/COMMIT (docs/performance.md, 'The post path');
  * with one it runs in a transaction with the key's record, exactly as `creating`.
  */
 export function creatingAtomic(useCase: (ctx: AtomicCreateContext) => Promise<CreateResult>) {
@@ -82,7 +82,7 @@ export function creatingAtomic(useCase: (ctx: AtomicCreateContext) => Promise<Cr
  * Sends a created object's answer: what `res.status(status).json(body)` sends (the app sets no
  * json replacer, spaces or escape, and ETags are off), without Express's per-call work (its
  * setting lookups, mime and charset parsing of Content-Type, freshness check), which the post's
- * profile showed on every create (issue 10).
+ * profile showed on every create (docs/performance.md, the post's profiles).
  */
 function sendCreated(res: Response, status: number, body: unknown): void {
   const json = JSON.stringify(body) as string | undefined;

@@ -4,7 +4,7 @@ import { notFoundHandler } from '../http/error-handler';
 import { depsOf, locals } from '../http/locals';
 
 /**
- * Unauthenticated probes on both public hosts, for load balancers (issue 9, Operate):
+ * Unauthenticated probes on both public hosts, for load balancers (docs/operations.md, 'Processes and ports'):
  * /healthz (the process is up), /readyz (PostgreSQL and Redis answer; 503 naming the part that
  * failed), /status (the page `status_url` points at). /metrics is served only on the operations port.
  */

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type { RouteRow } from './routes';
 
 /**
- * Generators of hostile requests (issue 7 item 5): strings with unicode edge cases, wrong types,
+ * Generators of hostile requests (docs/api.md, 'Hostile input'): strings with unicode edge cases, wrong types,
  * huge and deep values, prototype keys, malformed percent-encodings, forged and truncated
  * cursors, non-UUID Idempotency-Keys. Valid values are mixed in so requests also get past the
  * first check and reach the database.

@@ -5,7 +5,7 @@ import { errorHandler } from '../../src/http/error-handler';
 import { requestContext } from '../../src/http/request-id';
 import { bearer, newAccount, newKey, signInWeb, startHarness, type Harness } from '../../../../test/support/harness';
 
-// Issue 7 item 4: bad input never answers 5xx. NUL (U+0000), lone surrogates and over-deep
+// Bad input never answers 5xx. NUL (U+0000), lone surrogates and over-deep
 // bodies are refused at the edge with 400 invalid_request naming the field; the rest of the
 // class (malformed percent-encoding, out-of-range numbers, PostgreSQL data exceptions) maps to
 // 400 too (docs/api.md "Hostile input").
@@ -32,7 +32,7 @@ function expectInvalid(res: request.Response, field: string) {
   });
 }
 
-describe('Issue 7 item 4: NUL (U+0000) is refused at the edge, naming the field', () => {
+describe('Hostile input: NUL (U+0000) is refused at the edge, naming the field', () => {
   test('in a message text (was 500)', async () => {
     const s = await setup();
     const res = await request(h.api).post(`${s.base}/channels/${s.channelId}/messages`).set(bearer(s.key)).send({ text: 'a\u0000b' });
@@ -78,7 +78,7 @@ describe('Issue 7 item 4: NUL (U+0000) is refused at the edge, naming the field'
   });
 });
 
-describe('Issue 7 item 4: the rest of the class answers 4xx, never 500', () => {
+describe('Hostile input: the rest of the class answers 4xx, never 500', () => {
   test('a lone surrogate is refused rather than stored silently changed (was 201 with U+FFFD)', async () => {
     const s = await setup();
     const res = await request(h.api).post(`${s.base}/channels/${s.channelId}/messages`).set(bearer(s.key))

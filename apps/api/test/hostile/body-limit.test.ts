@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { bearer, newAccount, newKey, signInWeb, startHarness, type Harness } from '../../../../test/support/harness';
 
-// Issue 7 item 6: a request body over the size limit answers 400 invalid_request with
+// Body size limit: a request body over the size limit answers 400 invalid_request with
 // reason body_too_large and the limit, never a 5xx (docs/api.md "Hostile input" and "Content limits").
 
 let h: Harness;
@@ -12,7 +12,7 @@ afterAll(async () => { await h.close(); });
 const LIMIT = 1024 * 1024; // BODY_LIMIT in apps/api/src/app.ts
 const tooLarge = { error: expect.objectContaining({ code: 'invalid_request', field: 'body', reason: 'body_too_large', limit_bytes: LIMIT }) };
 
-describe('Issue 7 item 6: request body size limit', () => {
+describe('Hostile input: request body size limit', () => {
   test('just under the limit is read; just over it answers 400 body_too_large with the limit', async () => {
     const a = await newAccount(h);
     const key = await newKey(h, a.accountId, a.owner.email, ['identities:manage']);

@@ -7,7 +7,7 @@ import { bodyFor, headersArb, queryFor, segment, type HeaderSet } from './arbitr
 import { rowsFor, type Host, type RouteRow } from './routes';
 
 /**
- * Issue 7 item 5: for every route of one host, hostile paths, queries, headers and bodies answer
+ * docs/api.md 'Hostile input': for every route of one host, hostile paths, queries, headers and bodies answer
  * 2xx or 4xx with the spec's error body; never a 5xx, never a stack trace. Fixed seed, bounded
  * runs: the same requests every run, so a failure reproduces.
  */

@@ -1,14 +1,14 @@
 import { ROUTES, mountedRoutes, rowsFor, type Host } from './routes';
 import { startHarness, type Harness } from '../../../../test/support/harness';
 
-// Issue 7 item 5: the hostile-input properties cover EVERY route. This fails when a route is
+// docs/api.md 'Hostile input': the hostile-input properties cover EVERY route. This fails when a route is
 // mounted on a host but missing from ROUTES (add a row), or listed but no longer mounted.
 
 let h: Harness;
 beforeAll(async () => { h = await startHarness(); });
 afterAll(async () => { await h.close(); });
 
-describe('Issue 7 item 5: the route table matches the mounted routes', () => {
+describe('the hostile-input route table matches the mounted routes', () => {
   test.each(['api', 'web'] as Host[])('%s host', (host) => {
     const mounted = mountedRoutes(host === 'api' ? h.api : h.web);
     const listed = rowsFor(host).map((r) => `${r.method} ${r.path}`).sort();

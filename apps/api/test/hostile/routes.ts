@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 
 /**
- * Every mounted route of both hosts, as Express mounts it (issue 7 item 5). The hostile-input
+ * Every mounted route of both hosts, as Express mounts it (docs/api.md, 'Hostile input'). The hostile-input
  * properties run one property per row and host; `routes.test.ts` fails when a route is mounted
  * but missing here (or listed here but no longer mounted). To add a route: add one row, with
  * its body fields so the generators aim hostile values at them.
@@ -70,7 +70,7 @@ export const ROUTES: RouteRow[] = [
   { method: 'GET', path: `${A}/dms`, list: true },
   { method: 'POST', path: `${A}/dms`, body: ['members', 'client_ref'], example: (v) => ({ members: [v.identityId] }) },
   { method: 'GET', path: `${A}/search`, list: true, query: ['q'] },
-  // Approvals (issue 7 item 2: under the account)
+  // Approvals (spec: Hosts rule 2, under the account)
   { method: 'GET', path: `${A}/approvals/:approvalId` },
   { method: 'POST', path: `${A}/approvals/:approvalId/approve` },
   { method: 'POST', path: `${A}/approvals/:approvalId/deny` },

@@ -1,5 +1,5 @@
 /**
- * Issue 10: the per-minute count and the call's first unit are decided by one Redis script
+ * One Redis round trip per call: the per-minute count and the call's first unit are decided by one Redis script
  * (core limits/call-charge.ts), on the clock of deps.now(). Spec: Limits rules 1–3.
  */
 import request from 'supertest';
@@ -42,7 +42,7 @@ async function commandsDuring(redis: Redis, fn: () => Promise<unknown>): Promise
 const used = (h: Harness, accountId: string, userId: string) =>
   unitUsage({ redis: h.deps.redis, prefix: h.deps.config.redisPrefix, accountId, seatUserId: userId, limits: planLimits.pro, now: h.deps.now() });
 
-test('issue 10: a call under an account costs ONE Redis command (minute and first unit in one script); a small read adds none', async () => {
+test('a call under an account costs ONE Redis command (minute and first unit in one script); a small read adds none', async () => {
   const acct = await newAccount(h, 'pro');
   const key = await newKey(h, acct.accountId, acct.owner.email, ['account:manage']);
   await request(h.api).get(`/accounts/${acct.accountId}`).set(bearer(key)); // loads the script
@@ -65,7 +65,7 @@ test('spec Limits rules 1–3: of N+k concurrent calls from two processes exactl
   expect((await used(h, acct.accountId, acct.owner.userId)).used).toBe(PER_MINUTE);
 });
 
-test('issue 10: the minute runs on deps.now(): a minute later (by that clock) the seat has a new window', async () => {
+test('the minute runs on deps.now(): a minute later (by that clock) the seat has a new window', async () => {
   const acct = await newAccount(h, 'pro');
   const key = await newKey(h, acct.accountId, acct.owner.email, ['account:manage']);
   const start = new Date();

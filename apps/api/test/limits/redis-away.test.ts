@@ -1,5 +1,5 @@
 /**
- * Issue 7 item 9: availability when Redis is away. PostgreSQL is the source of truth, so the API
+ * Availability when Redis is away. PostgreSQL is the source of truth, so the API
  * keeps serving while Redis is down or frozen: the per-minute limit falls back to a count in each
  * process, call units are not charged, the sign-in throttle counts in process; each degraded
  * decision is counted and warned about at most once per interval; everything returns to Redis by
@@ -74,7 +74,7 @@ async function accountWithKey(scopes: string[] = ['account:manage']) {
   return { acct, key, channelId: channel.body.id as string };
 }
 
-test('item 9: while Redis is down, GET and POST on the API host answer 2xx; units are not charged and GET /accounts/{id} says so', async () => {
+test('while Redis is down, GET and POST on the API host answer 2xx; units are not charged and GET /accounts/{id} says so', async () => {
   const { acct, key, channelId } = await accountWithKey();
   const messages = `/accounts/${acct.accountId}/channels/${channelId}/messages`;
   await redisDown();
@@ -99,7 +99,7 @@ test('item 9: while Redis is down, GET and POST on the API host answer 2xx; unit
   expect(delta(before, 'units_not_charged')).toBe(3);
 });
 
-test('item 9: while Redis is down the per-minute limit still bites, counted in each process', async () => {
+test('while Redis is down the per-minute limit still bites, counted in each process', async () => {
   const { acct, key } = await accountWithKey();
   await redisDown();
   for (let i = 0; i < PER_MINUTE; i += 1) {
@@ -120,7 +120,7 @@ test('item 9: while Redis is down the per-minute limit still bites, counted in e
   }
 });
 
-test('item 9: each degraded decision is counted, and warned about at most once per interval per kind', async () => {
+test('each degraded decision is counted, and warned about at most once per interval per kind', async () => {
   const { acct, key } = await accountWithKey();
   const { app, lines } = appWithCapturedLogs();
   await redisDown();
@@ -147,7 +147,7 @@ test('item 9: each degraded decision is counted, and warned about at most once p
   for (const w of later) expect(w.suppressed).toBe(3);
 });
 
-test('item 9: limits return to Redis by themselves once it answers again (shared across processes, units charged)', async () => {
+test('limits return to Redis by themselves once it answers again (shared across processes, units charged)', async () => {
   const { acct, key } = await accountWithKey();
   await redisDown();
   expect((await request(h.api).get(`/accounts/${acct.accountId}`).set(bearer(key))).status).toBe(200);
@@ -174,7 +174,7 @@ test('item 9: limits return to Redis by themselves once it answers again (shared
   expect(delta(before, 'units_not_charged')).toBe(0);
 });
 
-test('item 9: a frozen Redis (connected, answering nothing) does not hang requests', async () => {
+test('a frozen Redis (connected, answering nothing) does not hang requests', async () => {
   const { acct, key, channelId } = await accountWithKey();
   const messages = `/accounts/${acct.accountId}/channels/${channelId}/messages`;
   server.freeze();
@@ -188,7 +188,7 @@ test('item 9: a frozen Redis (connected, answering nothing) does not hang reques
   }
 });
 
-test('item 9: the web host needs no Redis: sign-in, a read and a write answer 2xx; the failed sign-in throttle holds in process', async () => {
+test('the web host needs no Redis: sign-in, a read and a write answer 2xx; the failed sign-in throttle holds in process', async () => {
   const { acct, channelId } = await accountWithKey();
   await redisDown();
   const web = await signInWeb(h, acct.owner.email);
@@ -206,7 +206,7 @@ test('item 9: the web host needs no Redis: sign-in, a read and a write answer 2x
   expect(delta(before, 'sign_in_throttle_local')).toBeGreaterThanOrEqual(11);
 });
 
-test('item 9: approving a deletion while Redis is down answers (the worker sweep enqueues the job later); it never hangs', async () => {
+test('approving a deletion while Redis is down answers (the worker sweep enqueues the job later); it never hangs', async () => {
   const { acct, key, channelId } = await accountWithKey();
   const posted = await request(h.api).post(`/accounts/${acct.accountId}/channels/${channelId}/messages`).set(bearer(key)).send({ text: 'to delete' });
   const web = await signInWeb(h, acct.owner.email);

@@ -20,7 +20,7 @@ async function askToDelete(a: MessagingAccount, ch: string, text: string) {
 const setState = (accountId: string, state: 'active' | 'read_only' | 'suspended') =>
   h.deps.database.db.transaction((tx) => setAccountState(tx, accountId, state));
 
-describe('Issue 7 item 2 (Hosts rule 2): approvals live under their account', () => {
+describe('Hosts rule 2: approvals live under their account', () => {
   test('approval_url points at /accounts/{accountId}/approvals/{approvalId} on the web host; the root path is gone', async () => {
     const a = await messagingAccount(h);
     const ch = await makeChannel(a.ownerApi);

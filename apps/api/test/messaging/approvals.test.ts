@@ -69,7 +69,7 @@ describe('Approvals for destructive steps (spec: Authentication rule 10)', () =>
     expect(deleted).toHaveLength(1);
     expect(deleted[0].data).toMatchObject({ ts: m.ts, deleted_by: a.owner.identityId, approval_id: approvalId });
     expect(JSON.stringify(deleted[0].data)).not.toContain('delete me please');
-    // Deciding twice is refused (issue 7 item 7: 403 forbidden, never the non-spec 409 conflict).
+    // Deciding twice is refused (only the spec's error codes: 403 forbidden, never the non-spec 409 conflict).
     const twice = await agent.post(`/accounts/${a.accountId}/approvals/${approvalId}/deny`).set('X-CSRF-Token', csrf);
     expect(twice.status).toBe(403);
     expect(twice.body.error).toMatchObject({ code: 'forbidden', reason: 'already_decided' });

@@ -109,11 +109,11 @@ describe('Channels (spec: Endpoints / Channels)', () => {
     const ro = await memberCaller(h, a.accountId, 'member', { readOnly: true });
     const res = await ro.post('/channels', { name: 'nope' });
     expect(res.status).toBe(403);
-    expect(res.body.error).toMatchObject({ code: 'insufficient_scope', required_scope: 'channels:write' });
+    expect(res.body.error).toMatchObject({ code: 'insufficient_scope', reason: 'read_only_credential' });
     expect((await ro.get('/channels')).status).toBe(200);
   });
 
-  test('bad input is 400 invalid_request; a taken name is 400 invalid_request, reason name_taken (issue 7 item 7), never a 500', async () => {
+  test('bad input is 400 invalid_request; a taken name is 400 invalid_request, reason name_taken (no code outside the spec Errors table), never a 500', async () => {
     const a = await messagingAccount(h);
     for (const body of [{}, { name: '' }, { name: 'has space' }, { name: 'x'.repeat(81) }, { name: 'ok', topic: 't'.repeat(251) }, { name: 5 }]) {
       const res = await a.ownerApi.post('/channels', body);

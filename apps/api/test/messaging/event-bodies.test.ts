@@ -3,7 +3,7 @@ import { signInWeb, startHarness, type Harness } from '../../../../test/support/
 import { addToChannel, eventsOf, makeChannel, memberCaller, messagingAccount, post, type MessagingAccount } from '../../../../test/support/messaging';
 
 /**
- * Issue 11, "Events: one module builds every body": the rows written through the API are right
+ * One module builds every event body (docs/webhooks.md, "Event bodies"): the rows written through the API are right
  * before they become bodies (session and counts on every message event, no links-only
  * message.edited, no text on deletes and reactions), and render as the spec's payload modes.
  */
@@ -29,7 +29,7 @@ async function raisedBy(accountId: string, fn: () => Promise<unknown>) {
   return (await eventsOf(h, accountId)).slice(before);
 }
 
-test('every message event row carries session, links_count and attachments_count (issue 11: deletes and reactions too)', async () => {
+test('every message event row carries session, links_count and attachments_count (deletes and reactions too)', async () => {
   const a = await messagingAccount(h);
   const bob = await memberCaller(h, a.accountId);
   const ch = await makeChannel(a.ownerApi);

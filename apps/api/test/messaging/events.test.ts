@@ -97,7 +97,7 @@ describe('Events written in the same transaction (spec: Events / Subscribable ev
     expect(removed.map((r) => r.type)).toEqual(['reaction.removed']);
     expect(removedAgain).toEqual([]);
     for (const r of [...added, ...removed]) {
-      // Issue 11: reaction events carry the message's session and counts too; never text.
+      // Like every message event, reaction events carry the message's session and counts; never text.
       expect(r.data).toEqual({
         channel: { id: ch, kind: 'channel' }, ts: m.ts, author: a.owner.identityId, thread_ts: null,
         session: null, links_count: 1, attachments_count: 0, emoji: 'tada', by: a.owner.identityId,

@@ -4,7 +4,7 @@ import { bearer, startHarness, type Harness } from '../../../../test/support/har
 import { byType, eventsOf, makeChannel, messagingAccount } from '../../../../test/support/messaging';
 
 /**
- * Issue 8: the MCP session reaches the API in a way a REST client cannot forge: X-MCP-Session
+ * docs/mcp.md 'How tools call the API': the MCP session reaches the API in a way a REST client cannot forge: X-MCP-Session
  * signed with a key derived from SECRETS_KEY and bound to the credential; anything else is ignored.
  */
 let h: Harness;

@@ -10,7 +10,7 @@ const TS = /^\d{10}\.\d{6}$/;
 const micros = (ts: string) => BigInt(ts.replace('.', ''));
 
 describe('Messages (spec: Endpoints / Messages)', () => {
-  test('post answer and edge validation (issue 10 post path): JSON headers as res.json sent them; every problem listed; unknown fields ignored', async () => {
+  test('post answer and edge validation (the post path, docs/performance.md): JSON headers as res.json sent them; every problem listed; unknown fields ignored', async () => {
     const a = await messagingAccount(h);
     const ch = await makeChannel(a.ownerApi);
     const res = await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'héllo', bogus: 1 });

@@ -1,5 +1,5 @@
 /**
- * Issue 10, the post path: POST .../messages is two named statements after authentication
+ * The post path (docs/performance.md, 'The post path'): POST .../messages is two named statements after authentication
  * (`post_message_facts`, then `post_message`, one CTE), with no BEGIN/COMMIT unless an
  * Idempotency-Key is sent (round trips: platform/round-trips.test.ts). These tests pin that it writes exactly the rows the former
  * transaction of builder queries wrote (spec: Events / Subscribable events; docs/api.md
@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 /**
- * The post as it was written before issue 10's post path (main at c1f947e), kept verbatim as
+ * The post as it was written before the two-statement post path (main at c1f947e), kept verbatim as
  * the reference: a transaction of builder queries (mention lookup, ts UPDATE, root UPDATE,
  * INSERT message, DM members, INSERT events).
  */
@@ -137,7 +137,7 @@ async function both(input: PostMessageInput) {
   return { ref, now, before, after };
 }
 
-describe('issue 10: the new post path writes the same message and event rows as before', () => {
+describe('the two-statement post path writes the same message and event rows as before', () => {
   test('plain post (text, links, attachments, client_ref, MCP session)', async () => {
     const a = await messagingAccount(h);
     const ch = await makeChannel(a.ownerApi);
@@ -279,7 +279,7 @@ function expectCommitOrderIsTsOrder(snapshots: bigint[][]) {
   return grew;
 }
 
-describe('issue 10: ts strictly increasing in commit order (docs/api.md "Message `ts`"; the paging guarantee)', () => {
+describe('ts strictly increasing in commit order (docs/api.md "Message `ts`"; the paging guarantee)', () => {
   test('60 concurrent posts on one channel from three callers: every newly committed ts is above all committed before', async () => {
     const a = await messagingAccount(h);
     const bob = await memberCaller(h, a.accountId);
@@ -335,7 +335,7 @@ describe('issue 10: ts strictly increasing in commit order (docs/api.md "Message
   });
 });
 
-describe('issue 10: the post statement is atomic (outbox rows commit with the message or not at all)', () => {
+describe('the post statement is atomic (outbox rows commit with the message or not at all)', () => {
   test('an event row that fails to insert takes the message and the ts with it (no BEGIN, still nothing written)', async () => {
     const a = await messagingAccount(h);
     const ch = await makeChannel(a.ownerApi);

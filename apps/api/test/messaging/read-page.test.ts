@@ -1,5 +1,5 @@
 /**
- * Issue 10, the read path: GET .../channels/{id}/messages is ONE statement after authentication
+ * The read path (docs/performance.md): GET .../channels/{id}/messages is ONE statement after authentication
  * (channel, membership, the page and its reactions), and answers exactly what the former
  * builder queries answered (spec: Endpoints / Messages; docs/api.md Messaging, Resources).
  */
@@ -13,7 +13,7 @@ let h: Harness;
 beforeAll(async () => { h = await startHarness({ limitsEnabled: false }); });
 afterAll(async () => { await h.close(); });
 
-/** The page as the builder queries read it before issue 10 (the reference). */
+/** The page as the builder queries read it before the one-statement page (the reference). */
 async function referencePage(channelId: string, limit: number) {
   const rows: MessageRow[] = await h.deps.database.db.select().from(messages)
     .where(and(eq(messages.channelId, channelId), isNull(messages.threadTsMicros)))
@@ -22,7 +22,7 @@ async function referencePage(channelId: string, limit: number) {
   return JSON.parse(JSON.stringify(rows.map((r) => toMessageView(r, map.get(r.tsMicros) ?? []))));
 }
 
-test('issue 10: the one-statement page equals the builder page, field for field (reactions, threads, edits, attachments, session)', async () => {
+test('the one-statement page equals the builder page, field for field (reactions, threads, edits, attachments, session)', async () => {
   const a = await messagingAccount(h);
   const bob = await memberCaller(h, a.accountId);
   const ch = await makeChannel(a.ownerApi);
@@ -60,7 +60,7 @@ test('issue 10: the one-statement page equals the builder page, field for field 
   expect(seen).toEqual(res.body.data.map((m: { ts: string }) => m.ts));
 });
 
-test('issue 10: a page costs TWO queries in all (authentication + the page); access rules unchanged', async () => {
+test('a page costs TWO queries in all (authentication + the page); access rules unchanged', async () => {
   const a = await messagingAccount(h);
   const ch = await makeChannel(a.ownerApi);
   await post(a.ownerApi, ch, { text: 'x' });

@@ -32,7 +32,7 @@ async function brokenDeps(part: 'postgres' | 'redis') {
   return { deps: { ...h.deps, database }, close: () => database.close() };
 }
 
-describe('issue 9 Operate: /healthz and /readyz on the API and web hosts', () => {
+describe('load-balancer probes: /healthz and /readyz on the API and web hosts', () => {
   test.each(['api', 'web'] as const)('%s host: /healthz answers 200 without a credential, with X-Request-Id', async (host) => {
     const res = await request(h[host]).get('/healthz');
     expect(res.status).toBe(200);
@@ -92,7 +92,7 @@ describe('issue 9 Operate: /healthz and /readyz on the API and web hosts', () =>
   });
 });
 
-describe('issue 9 Operate: the operations server (OPS_PORT / WORKER_OPS_PORT)', () => {
+describe('docs/operations.md "Processes and ports": the operations server (OPS_PORT / WORKER_OPS_PORT)', () => {
   const url = (p: string) => `http://127.0.0.1:${ops.port}${p}`;
 
   test('serves /healthz, /readyz and /metrics', async () => {

@@ -4,7 +4,7 @@ import { newAccount, newKey, startHarness, type Harness } from '../../../../test
 import { serviceEnv, startService, type Service } from '../../../../test/support/processes';
 
 /**
- * Issue 9 Operate, "graceful shutdown everywhere": the MCP server process, with an MCP session
+ * Graceful shutdown everywhere (docs/operations.md, "Graceful shutdown"): the MCP server process, with an MCP session
  * open (its GET stream held by the SDK client), drains on SIGTERM and exits 0 (it shares
  * onShutdownSignals with the API, whose second-SIGTERM rule shutdown.test.ts checks). Real
  * processes: the API and the MCP server as `npm start` runs them.

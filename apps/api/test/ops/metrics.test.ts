@@ -45,7 +45,7 @@ export const OPERATOR_METRICS = [
   'nodejs_eventloop_lag_p99_seconds',
 ];
 
-describe('issue 9 Operate: Prometheus metrics on the operations port', () => {
+describe('Prometheus metrics on the operations port', () => {
   test('every metric an operator alerts on exists, and each teamchat_ metric is documented in docs/operations.md', async () => {
     const { text } = await scrape();
     const names = declaredNames(text);
@@ -113,7 +113,7 @@ describe('issue 9 Operate: Prometheus metrics on the operations port', () => {
     expect(valueOf(samples, 'teamchat_queue_jobs', { queue: 'jobs', state: 'failed' })).toBe(0);
   });
 
-  test('the webhook fan-out and delivery queues report their depths once the process uses them (issue 9: scale workers on queue depth)', async () => {
+  test('the webhook fan-out and delivery queues report their depths once the process uses them (operators scale workers on queue depth)', async () => {
     const queues = webhookQueuesFor(h.deps);
     await queues.delivery.add('deliver', { deliveryId: `dlv_${randomToken(8)}` }, { delay: 3_600_000 });
     const { samples } = await scrape();

@@ -2,7 +2,7 @@ import http from 'node:http';
 import { serviceEnv, startService, type Service } from '../../../../test/support/processes';
 
 /**
- * Issue 9 Operate, graceful shutdown: real processes (tsx on the entrypoints, as `npm start`
+ * Graceful shutdown (docs/operations.md, "Graceful shutdown"): real processes (tsx on the entrypoints, as `npm start`
  * runs them) on ephemeral ports, real signals.
  */
 jest.setTimeout(60_000);

@@ -192,7 +192,7 @@ describe('sign-in throttling', () => {
   });
 });
 
-describe('Issue 7 item 8 (Authentication rule 1): a web session as Authorization: Bearer on the web host', () => {
+describe('Bearer web sessions (Authentication rule 1): a web session as Authorization: Bearer on the web host', () => {
   async function signIn(email: string) {
     const res = await request(h.web).post('/auth/sign-in').send({ email, password: PASSWORD });
     expect(res.status).toBe(200);

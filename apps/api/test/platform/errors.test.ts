@@ -79,7 +79,7 @@ describe('Errors: a 5xx is 500 internal with status_url and the request id, neve
   });
 });
 
-describe('Errors (issue 7 item 7): a unique-constraint violation that escapes a use case is 400 invalid_request naming the clash, never 409 conflict or 500', () => {
+describe('Errors (only the spec\'s codes): a unique-constraint violation that escapes a use case is 400 invalid_request naming the clash, never 409 conflict or 500', () => {
   test('a duplicate insert through Drizzle', async () => {
     const app = express();
     app.set('deps', h.deps);

@@ -117,7 +117,7 @@ describe('Limits rule 4: Idempotency-Key on creating POSTs', () => {
   });
 });
 
-describe('Issue 7 item 3: a stored idempotent response that carries a secret is kept encrypted', () => {
+describe('Stored responses are sealed: a stored idempotent response that carries a secret is kept encrypted', () => {
   test("a new agent's token is not in the stored row in plaintext; the replay still returns it", async () => {
     const { a, key, url } = await setup();
     const idem = randomUUID();

@@ -1,5 +1,5 @@
 /**
- * Issue 10: database round trips on the hot path. Authentication reads the caller's seat in the
+ * Database round trips on the hot path (docs/performance.md). Authentication reads the caller's seat in the
  * account of the path in the same statement (spec: Authentication rules 3 and 7 still hold:
  * revocation at once, not_a_member, scopes).
  */
@@ -16,7 +16,7 @@ const db = () => h.deps.database.db;
 beforeAll(async () => { h = await startHarness({ limitsEnabled: false }); });
 afterAll(async () => { await h.close(); });
 
-test('issue 10: a key on a route under an account costs ONE query before the handler (credential, account, seat, role)', async () => {
+test('a key on a route under an account costs ONE query before the handler (credential, account, seat, role)', async () => {
   const a = await newAccount(h);
   const key = await newKey(h, a.accountId, a.owner.email, ['account:manage']);
   await request(h.api).get(`/accounts/${a.accountId}/audit`).set(bearer(key)); // stamps last_used_at (at most once a minute)
@@ -29,7 +29,7 @@ test('issue 10: a key on a route under an account costs ONE query before the han
   expect(sent).toEqual(['auth_credential']);
 });
 
-test('issue 10: a web session likewise: ONE query for the session and the seat', async () => {
+test('a web session likewise: ONE query for the session and the seat', async () => {
   const a = await newAccount(h);
   const web = await signInWeb(h, a.owner.email);
   const sent = await queriesDuring(async () => {
@@ -52,7 +52,7 @@ test('spec Authentication 3 and 7 still hold on the one query: revoked at once, 
   expect((await request(h.api).get(`/accounts/${a.accountId}`).set(bearer(key))).status).toBe(401);
 });
 
-describe('issue 10: round trips of a post', () => {
+describe('round trips of a post', () => {
   const POST = ['auth_credential', 'post_message_facts', 'post_message'];
   test('without an Idempotency-Key: THREE queries (authentication, facts, the post) and no BEGIN/COMMIT; TWO once the facts are known', async () => {
     const a = await messagingAccount(h);

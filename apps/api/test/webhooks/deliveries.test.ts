@@ -103,8 +103,8 @@ describe('POST .../webhooks/{endpointId}/test (spec: test event; transitions row
   });
 });
 
-describe('GET .../deliveries (issue 11: the delivery log, newest first, cursor-paged)', () => {
-  test('entries carry the issue\'s fields; pages follow next_cursor; a foreign cursor is invalid_cursor', async () => {
+describe('GET .../deliveries (the delivery log, newest first, cursor-paged)', () => {
+  test('entries carry the delivery log\'s fields; pages follow next_cursor; a foreign cursor is invalid_cursor', async () => {
     const s = await setup();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await s.test().expect(200)).body.delivery_id);

@@ -6,7 +6,7 @@ import { addPerson, startHarness, type Harness } from '../../../../test/support/
 import { LOOPBACK_ONLY, closedPort, registered, webhookAccount } from './endpoint-helpers';
 
 /**
- * Issue 11: each disabling (and a credential's registration or risky change) notifies the
+ * docs/webhooks.md "Notifications": each disabling (and a credential's registration or risky change) notifies the
  * account's owners and admins: a notifications row each, plus an email through nodemailer when
  * SMTP_URL is set. The email is received here by smtp-server on loopback.
  */

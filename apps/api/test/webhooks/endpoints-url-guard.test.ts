@@ -3,7 +3,7 @@ import { startHarness, type Harness } from '../../../../test/support/harness';
 import { LOOPBACK_ONLY, hookUrl, register, registered, webhookAccount } from './endpoint-helpers';
 
 /**
- * Issue 11, URL guard at registration and on every URL change: a refused URL answers 400
+ * The URL guard at registration and on every URL change: a refused URL answers 400
  * invalid_request, field url, with a reason. Only 127.0.0.1 is exempt here (WEBHOOK_ALLOWED_HOSTS,
  * as in tests): every other loopback form, and a name resolving to it, is refused.
  */
@@ -19,6 +19,12 @@ const REFUSED: Array<[string, string, string]> = [
   ['loopback (another address)', 'https://127.0.0.2/hook', 'private_address'],
   ['loopback IPv6', 'https://[::1]/hook', 'private_address'],
   ['IPv4-mapped loopback', 'https://[::ffff:127.0.0.1]/hook', 'private_address'],
+  ['IPv4-compatible loopback', 'https://[::127.0.0.1]/hook', 'private_address'],
+  ['IPv4-compatible cloud metadata address', 'https://[::a9fe:a9fe]/hook', 'private_address'],
+  ['loopback behind ::ffff:ffff:0:0/96 (outside 2000::/3)', 'https://[::ffff:ffff:7f00:1]/hook', 'private_address'],
+  ['IPv4-translated loopback', 'https://[::ffff:0:7f00:1]/hook', 'private_address'],
+  ['6to4 of a private IPv4', 'https://[2002:a00:1::1]/hook', 'private_address'],
+  ['IPv6 documentation', 'https://[2001:db8::1]/hook', 'private_address'],
   ['a name resolving to 127.0.0.1 (localhost, not exempt)', 'https://localhost/hook', 'private_address'],
   ['private 10/8', 'https://10.0.0.1/hook', 'private_address'],
   ['private 172.16/12', 'https://172.16.5.4/hook', 'private_address'],

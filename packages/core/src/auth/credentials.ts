@@ -34,7 +34,7 @@ export async function createApiKey(
  * Registers an agent identity and issues its token. The agent spends the approving person's
  * seat, and can hold only scopes that person's role allows. Registered through a credential
  * (`grantor`), it holds at most that credential's scopes, and a read-only credential makes a
- * read-only agent (issue 7 item 1) and an expiring one an agent that expires with it; a web
+ * read-only agent (docs/api.md, 'Agent scope rule') and an expiring one an agent that expires with it; a web
  * session or the operator CLI grants up to the role.
  */
 export async function createAgent(

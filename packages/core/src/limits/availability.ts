@@ -3,7 +3,7 @@ import type { Logger } from '../logger';
 
 /**
  * Redis holds the limit counters, but PostgreSQL is the source of truth: while Redis is away the
- * API keeps serving and the limits degrade (issue 7 item 9; docs/limits.md "When Redis is away").
+ * API keeps serving and the limits degrade (docs/limits.md "When Redis is away").
  * This module decides when to try Redis, and counts and logs every decision taken without it.
  */
 

@@ -6,7 +6,7 @@ import { LocalWindowCounter } from './local-window';
 import { RedisScript, unitsKeyTtlMs, usage, type ChargeResult, type SeatRef } from './units';
 
 /**
- * What one call under an account spends, decided in ONE Redis round trip (issue 10): the seat's
+ * What one call under an account spends, decided in ONE Redis round trip (docs/limits.md, 'How a call is charged'): the seat's
  * per-minute count and, when the minute allows the call, its first call unit (checked). Both
  * windows run on `deps.now()` (the seat's `now`), so every API process and the tests agree on
  * one clock.

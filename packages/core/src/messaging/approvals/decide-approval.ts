@@ -72,7 +72,7 @@ export async function assertDeciderStillMay(db: Executor, row: ApprovalRow): Pro
 /**
  * What will happen and who asked: GET /accounts/{accountId}/approvals/{approvalId}. The message's
  * text (and a DM's or a channel's name) is shown only to a person who can read that channel, i.e.
- * its members (issue 7 item 2); anyone else with a seat sees the rest, `can_read_channel: false`.
+ * its members (docs/api.md, 'Deletion and approvals'); anyone else with a seat sees the rest, `can_read_channel: false`.
  */
 export async function getApproval(db: Executor, input: { actor: Actor; approvalId: string; now: Date }) {
   const { actor } = input;

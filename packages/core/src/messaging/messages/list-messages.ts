@@ -29,7 +29,7 @@ const TS_SQL = (col: string) => `(${col} / 1000000)::text || '.' || lpad((${col}
 const ISO_SQL = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
- * The whole read in ONE round trip (issue 10) and one row: the channel of the account, whether
+ * The whole read in ONE round trip (docs/performance.md) and one row: the channel of the account, whether
  * the caller is a member, and — only if so — a page of thread roots, newest first, before $4
  * (the cursor's ts; none = from the newest), each with its reactions grouped per emoji in order
  * of the first reaction. No row: no such channel. `member` false: not readable.

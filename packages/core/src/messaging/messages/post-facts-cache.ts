@@ -2,7 +2,7 @@ import { rememberBounded } from '../../bounded-memo';
 
 /**
  * The facts of a post that never change once written, remembered by this process so that most
- * posts need no read before their write (issue 10: two round trips instead of three):
+ * posts need no read before their write (two round trips instead of three: docs/performance.md, 'The post path'):
  * - a channel's account and kind, and a DM's members (fixed when the DM is opened: docs/api.md
  *   "Direct messages"; channels are never deleted);
  * - the account of an identity (identities are never deleted nor moved).

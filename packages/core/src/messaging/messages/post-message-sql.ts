@@ -1,7 +1,7 @@
 import { statement } from '@teamchat/db';
 
 /**
- * The two named statements of a post (issue 10; see post-message.ts for how they are used).
+ * The two named statements of a post (docs/performance.md, 'The post path'; see post-message.ts for how they are used).
  * A post costs them plus authentication: three round trips (two when the facts are already known,
  * post-facts-cache.ts), no BEGIN/COMMIT without an Idempotency-Key.
  */

@@ -43,7 +43,7 @@ async function readFacts(ex: Executor, actor: Actor, channelId: string, thread: 
 }
 
 /**
- * Posts a message in two statements (issue 10), on the database or in the caller's transaction:
+ * Posts a message in two statements (docs/performance.md, 'The post path'), on the database or in the caller's transaction:
  *
  * 1. `post_message_facts` (read-only, no lock): the channel's kind, the caller's membership, the
  *    thread's root and its author, which mentioned identities exist, a DM's members; skipped
