@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { listen } from '@teamchat/db';
-import { EVENTS_CHANNEL, randomToken, RedisScript, type Deps } from '@teamchat/core';
+import { EVENTS_CHANNEL, randomToken, RedisScript, waitReady, type Deps } from '@teamchat/core';
 import { unrelayedEvents } from './fan-out';
 import type { WebhookQueues } from './queues';
 
@@ -167,7 +167,10 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
   const listener = listen(deps.config.databaseUrl, EVENTS_CHANNEL, wake, {
     onError: (err) => deps.logger.warn('relay lost its LISTEN connection; polling until it is back', { error: err.message }),
   });
-  schedule(0);
+  // The producer connection refuses commands until it is connected (enableOfflineQueue: false),
+  // so a scan at boot failed with "Stream isn't writeable" on every healthy start: the first scan
+  // waits for the connection (up to 5 s; a Redis still away then is reported by the scan itself).
+  void waitReady(deps.redis).catch(() => undefined).then(() => schedule(0));
 
   return {
     leading: () => Date.now() < leaseUntil,

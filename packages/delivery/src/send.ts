@@ -1,5 +1,5 @@
 import type { PostResult, WebhookTransport } from './transport';
-import { AppError, openForDelivery, signatureHeaders, vetWebhookUrl, type Config, type DeliveryContext, type VettedUrl } from '@teamchat/core';
+import { AppError, devReceiverFor, openForDelivery, signatureHeaders, vetWebhookUrl, type Config, type DeliveryContext, type VettedUrl } from '@teamchat/core';
 
 export const USER_AGENT = 'teamchat-webhooks/1';
 
@@ -27,12 +27,16 @@ export interface PreparedEndpoint {
 }
 
 export async function prepareEndpoint(
-  config: Pick<Config, 'secretsKey' | 'webhookAllowedHosts'>,
+  config: Pick<Config, 'secretsKey' | 'webhookAllowedHosts' | 'webhookDevReceiversDir'>,
   endpoint: DeliveryContext['endpoint'],
   now: Date,
 ): Promise<PreparedEndpoint> {
   try {
-    const target = await vetWebhookUrl(endpoint.url, { allowedHosts: config.webhookAllowedHosts });
+    // A development receiver of `webhooks:listen` (never in production): its loopback literal is
+    // exempt for this endpoint only, and its CA is trusted for this target only.
+    const dev = devReceiverFor(config, endpoint);
+    const target = await vetWebhookUrl(endpoint.url, { allowedHosts: dev ? [...config.webhookAllowedHosts, dev.host] : config.webhookAllowedHosts });
+    if (dev) target.ca = dev.ca;
     const authorization = endpoint.authorizationEnc ? openForDelivery(config, endpoint.authorizationEnc) : null;
     return { target, refusal: null, secrets: signingSecrets(config, endpoint, now), authorization };
   } catch (err) {
@@ -41,7 +45,7 @@ export async function prepareEndpoint(
   }
 }
 
-/** Every header of one attempt (spec: Delivery headers, Signature; issue 11: Standard Webhooks too). */
+/** Every header of one attempt (spec: Delivery headers, Signature; Standard Webhooks too: docs/webhooks.md). */
 function headersFor(ctx: DeliveryContext, p: Pick<PreparedEndpoint, 'secrets' | 'authorization'>, now: Date): Record<string, string> {
   const { row, body } = ctx;
   const headers: Record<string, string> = {
@@ -72,7 +76,7 @@ export async function sendPrepared(transport: WebhookTransport, ctx: DeliveryCon
  * must be public), then the stored body is POSTed to the vetted address.
  */
 export async function sendDelivery(
-  config: Pick<Config, 'secretsKey' | 'webhookAllowedHosts'>,
+  config: Pick<Config, 'secretsKey' | 'webhookAllowedHosts' | 'webhookDevReceiversDir'>,
   transport: WebhookTransport,
   ctx: DeliveryContext,
   now: Date,

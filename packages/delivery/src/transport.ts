@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import { isIP } from 'node:net';
@@ -89,14 +90,16 @@ export class WebhookTransport {
   }
 
   private poolFor(target: VettedUrl): Pool {
-    const key = `${target.url.origin}|${target.address}`;
+    // A target with its own CA (a development receiver) gets pools of its own, never shared.
+    const key = target.ca ? `${target.url.origin}|${target.address}|${createHash('sha256').update(target.ca).digest('hex')}` : `${target.url.origin}|${target.address}`;
     const hit = this.pools.get(key);
     if (hit) {
       hit.lastUsed = Date.now();
       return hit.pool;
     }
     const servername = target.url.hostname.replace(/^\[(.*)\]$/, '$1');
-    const connector = buildConnector({ secureContext: this.secureContext, rejectUnauthorized: true, timeout: this.config.webhookTimeoutMs } as buildConnector.BuildOptions);
+    const secureContext = target.ca ? tls.createSecureContext({ ca: [...tls.rootCertificates, target.ca] }) : this.secureContext;
+    const connector = buildConnector({ secureContext, rejectUnauthorized: true, timeout: this.config.webhookTimeoutMs } as buildConnector.BuildOptions);
     const address = target.address;
     const pool = new Pool(target.url.origin, {
       connections: POOL_CONNECTIONS,

@@ -1,4 +1,9 @@
-import { randomToken, createAccount, createApiKey, GRANTABLE_SCOPES, getMemberByEmail, recordAudit } from '@teamchat/core';
+import { randomToken } from '../ids';
+import { createAccount } from './accounts';
+import { createApiKey } from '../auth/credentials';
+import { GRANTABLE_SCOPES } from '../scopes';
+import { getMemberByEmail } from './people';
+import { recordAudit } from '../audit';
 import { accounts, sql, type Db } from '@teamchat/db';
 
 export interface DemoCredentials {
@@ -10,7 +15,7 @@ export interface DemoCredentials {
 
 export const DEMO_EMAIL = 'owner@demo.teamchat.test';
 
-/** On an empty database, creates a demo account whose owner holds an all-scopes API key. */
+/** On an empty database (a first `npm start`, or after `demo:reset`), creates a demo account whose owner holds an all-scopes API key. */
 export async function seedDemoIfEmpty(db: Db): Promise<DemoCredentials | null> {
   return db.transaction(async (tx) => {
     // Serialise concurrent starts: only one seeds.
