@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { eq, webhookEndpoints } from '@teamchat/db';
 import { verifyDelivery } from '@teamchat/client';
-import { startWebhookWorker, type WebhookWorker } from '../../worker/src/webhooks';
+import { startDeliveryEngine, type DeliveryEngine } from '@teamchat/delivery';
 import { callerFor, makeChannel, messagingAccount, post } from '../../../test/support/messaging';
 import { newKey, startHarness, type Harness } from '../../../test/support/harness';
 import { testDatabaseUrl } from '../../../test/support/env';
@@ -23,14 +23,14 @@ const ROOT = path.resolve(__dirname, '../../..');
 const TSX = require.resolve('tsx/cli');
 const SECRETS_KEY = 'ab'.repeat(32);
 let h: Harness;
-let worker: WebhookWorker;
+let worker: DeliveryEngine;
 let devDir: string;
 const accountIds: string[] = [];
 
 beforeAll(async () => {
   devDir = fs.mkdtempSync(path.join(os.tmpdir(), 'teamchat-dev-receivers-'));
   h = await startHarness({ secretsKey: SECRETS_KEY, webhookDevReceiversDir: devDir, webhookRetryScheduleMs: [200, 200, 200], webhookTimeoutMs: 2500 });
-  worker = startWebhookWorker(h.deps, { accountIds, maintenanceIntervalMs: 300 });
+  worker = startDeliveryEngine(h.deps, { accountIds, maintenanceIntervalMs: 300 });
 });
 afterAll(async () => {
   await worker.close();
