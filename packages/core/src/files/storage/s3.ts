@@ -35,9 +35,25 @@ export class S3FileStore implements FileStore {
   }
 
   async put(key: string, body: Readable, size: number): Promise<void> {
-    await this.client.send(new PutObjectCommand({
-      Bucket: this.bucket, Key: key, Body: body.pipe(exactLength(size)), ContentLength: size,
-    }));
+    // A short stream would leave the request waiting for the announced length: abort it as soon
+    // as the length check fails (pipe does not forward the error to the SDK's reader).
+    const abort = new AbortController();
+    const checked = exactLength(size);
+    let mismatch: Error | undefined;
+    checked.on('error', (err) => {
+      mismatch = err;
+      abort.abort();
+    });
+    body.on('error', (err) => checked.destroy(err));
+    try {
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body.pipe(checked), ContentLength: size }), {
+        abortSignal: abort.signal,
+      });
+    } catch (err) {
+      // an aborted PUT stores nothing on S3; some compatible servers keep what they received
+      if (mismatch) await this.delete(key).catch(() => undefined);
+      throw mismatch ?? err;
+    }
   }
 
   async get(key: string): Promise<Readable | null> {
