@@ -5,7 +5,6 @@ import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { fileStoreFor, loadConfig, storageKeyOf, type FileStore } from '@teamchat/core';
 import { newAccount, signInWeb, startHarness, type Harness } from '../../../../test/support/harness';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const S3rver = require('s3rver');
 
 /** The S3 driver against a real S3-compatible server (s3rver) on loopback, started by this test. */
