@@ -35,5 +35,6 @@ CREATE INDEX "files_account_seq_idx" ON "files" USING btree ("account_id","seq")
 CREATE INDEX "files_uploader_seq_idx" ON "files" USING btree ("uploaded_by_identity_id","seq");--> statement-breakpoint
 CREATE INDEX "files_pending_created_idx" ON "files" USING btree ("created_at") WHERE state = 'pending';--> statement-breakpoint
 CREATE INDEX "message_files_file_idx" ON "message_files" USING btree ("file_id");--> statement-breakpoint
+CREATE INDEX "messages_account_ts_idx" ON "messages" USING btree ("account_id","ts_micros","channel_id");--> statement-breakpoint
 CREATE INDEX "messages_search_idx" ON "messages" USING gin ("search_vector");--> statement-breakpoint
 CREATE INDEX "messages_text_trgm_idx" ON "messages" USING gin ("text" gin_trgm_ops);

@@ -216,6 +216,8 @@ export const messages = pgTable('messages', {
 }, (t) => [
   primaryKey({ columns: [t.channelId, t.tsMicros] }),
   index('messages_thread_idx').on(t.channelId, t.threadTsMicros, t.tsMicros),
+  // search: an account's messages newest first (the candidates of a common word, sort=newest)
+  index('messages_account_ts_idx').on(t.accountId, t.tsMicros, t.channelId),
   index('messages_search_idx').using('gin', t.searchVector),
   // identifiers, URLs, e-mail addresses and parts of words: substring match through trigrams (pg_trgm)
   index('messages_text_trgm_idx').using('gin', t.text.op('gin_trgm_ops')),

@@ -1,4 +1,4 @@
-import { and, channelMembers, eq, getTableColumns, messages, sql, type Executor, type SQL } from '@teamchat/db';
+import { sql, type Executor, type SQL } from '@teamchat/db';
 import type { MessageRow } from '../messaging/views';
 
 export type SearchSort = 'relevance' | 'newest';
@@ -41,7 +41,13 @@ export function literalRegex(query: string): string {
   return query.replace(/[^\p{L}\p{N} ]/gu, (c) => `\\${c}`);
 }
 
-const { searchVector: _searchVector, ...messageColumns } = getTableColumns(messages);
+/**
+ * How many matches `relevance` ranks: the newest this many (in the caller's scope and filters).
+ * Ranking every match of a word in half the messages of a large account would read all of them;
+ * the newest matches are found by walking messages_account_ts_idx and stop early. `newest`
+ * reaches every match. (docs/api.md "Search", docs/performance.md "Search").
+ */
+export const RELEVANCE_CANDIDATES = 2000;
 
 /**
  * Messages matching `query` in the channels and DMs the identity is a member of (docs/api.md
@@ -49,40 +55,81 @@ const { searchVector: _searchVector, ...messageColumns } = getTableColumns(messa
  * (quotes, OR, -word; config `simple`; any input is valid), or, for a query of 3 characters or
  * more, when its text contains the query as typed (case-insensitive; identifiers, URLs, e-mail
  * addresses, parts of words), through the pg_trgm index. A query of excluded words only matches
- * nothing (it would match almost everything). Ordered by `ts_rank_cd` then newest
- * (`relevance`), or newest first (`newest`); keyset on (rank,) ts, channel. `limit + 1` rows.
+ * nothing (it would match almost everything). `relevance`: the newest RELEVANCE_CANDIDATES
+ * matches ordered by `ts_rank_cd`, ties newest; `newest`: every match, newest first. Keyset on
+ * (rank,) ts, channel. `limit + 1` rows.
+ *
+ * The member channels are an array computed once (`= ANY(ARRAY(...))`), not a join, so a walk of
+ * messages_account_ts_idx keeps its order and a common word stops after the rows it needs.
  */
 export function searchMessages(db: Executor, input: SearchInput): Promise<SearchHit[]> {
+  return db.execute<Record<string, unknown>>(searchStatement(input))
+    .then((r) => r.rows.map((row) => ({ message: toRow(row), rank: row.rank_text as string })));
+}
+
+/** The statement searchMessages runs (the bench EXPLAINs it). */
+export function searchStatement(input: SearchInput): SQL {
   const tsq = sql`websearch_to_tsquery('simple', ${input.query})`;
-  const words = sql`(querytree(${tsq}) <> 'T' AND ${messages.searchVector} @@ ${tsq})`;
-  const match = input.query.length >= SUBSTRING_MIN_CHARS
-    ? sql`(${words} OR ${messages.text} ~* ${literalRegex(input.query)})`
-    : words;
-  const rank = sql`ts_rank_cd(${messages.searchVector}, ${tsq})`;
-  const filters: Array<SQL | undefined> = [
-    eq(messages.accountId, input.accountId),
+  const words = sql`(querytree(${tsq}) <> 'T' AND m.search_vector @@ ${tsq})`;
+  const match = input.query.length >= SUBSTRING_MIN_CHARS ? sql`(${words} OR m.text ~* ${literalRegex(input.query)})` : words;
+  const filters: SQL[] = [
+    sql`m.account_id = ${input.accountId}`,
+    sql`m.channel_id = ANY(ARRAY(SELECT cm.channel_id FROM channel_members cm WHERE cm.identity_id = ${input.identityId}))`,
     match,
-    input.channelId ? eq(messages.channelId, input.channelId) : undefined,
-    input.fromIdentityId ? eq(messages.authorIdentityId, input.fromIdentityId) : undefined,
-    input.after ? sql`${messages.tsMicros} > ${BigInt(input.after.getTime()) * BigInt(1000)}` : undefined,
-    input.before ? sql`${messages.tsMicros} < ${BigInt(input.before.getTime()) * BigInt(1000)}` : undefined,
   ];
+  if (input.channelId) filters.push(sql`m.channel_id = ${input.channelId}`);
+  if (input.fromIdentityId) filters.push(sql`m.author_identity_id = ${input.fromIdentityId}`);
+  if (input.after) filters.push(sql`m.ts_micros > ${BigInt(input.after.getTime()) * BigInt(1000)}`);
+  if (input.before) filters.push(sql`m.ts_micros < ${BigInt(input.before.getTime()) * BigInt(1000)}`);
+  const where = sql.join(filters, sql` AND `);
   const c = input.cursor;
-  if (c && input.sort === 'relevance') {
-    filters.push(sql`(${rank}, ${messages.tsMicros}, ${messages.channelId}) < (${c[0]}::real, ${BigInt(c[1])}, ${c[2]})`);
-  } else if (c) {
-    filters.push(sql`(${messages.tsMicros}, ${messages.channelId}) < (${BigInt(c[0])}, ${c[1]})`);
-  }
-  const order = input.sort === 'relevance'
-    ? [sql`${rank} DESC`, sql`${messages.tsMicros} DESC`, sql`${messages.channelId} DESC`]
-    : [sql`${messages.tsMicros} DESC`, sql`${messages.channelId} DESC`];
-  return db
-    .select({ message: messageColumns, rank: sql<string>`${rank}::text` })
-    .from(messages)
-    .innerJoin(channelMembers, and(eq(channelMembers.channelId, messages.channelId), eq(channelMembers.identityId, input.identityId)))
-    .where(and(...filters))
-    .orderBy(...order)
-    .limit(input.limit + 1);
+  return input.sort === 'relevance'
+    ? sql`
+      WITH candidates AS MATERIALIZED (
+        SELECT ${COLUMNS}, ts_rank_cd(m.search_vector, ${tsq}) AS rank
+          FROM messages m
+         WHERE ${where}
+         ORDER BY m.ts_micros DESC, m.channel_id DESC
+         LIMIT ${RELEVANCE_CANDIDATES}
+      )
+      SELECT *, rank::text AS rank_text FROM candidates
+       ${c ? sql`WHERE (rank, ts_micros, channel_id) < (${c[0]}::real, ${BigInt(c[1])}, ${c[2]})` : sql``}
+       ORDER BY rank DESC, ts_micros DESC, channel_id DESC
+       LIMIT ${input.limit + 1}`
+    : sql`
+      SELECT ${COLUMNS}, '0' AS rank_text
+        FROM messages m
+       WHERE ${where} ${c ? sql`AND (m.ts_micros, m.channel_id) < (${BigInt(c[0])}, ${c[1]})` : sql``}
+       ORDER BY m.ts_micros DESC, m.channel_id DESC
+       LIMIT ${input.limit + 1}`;
+}
+
+/** The message columns a hit carries (never search_vector). */
+const COLUMNS = sql.raw([
+  'channel_id', 'ts_micros::text AS ts_micros', 'account_id', 'author_identity_id', 'text', 'attachments', 'links',
+  'thread_ts_micros::text AS thread_ts_micros', 'reply_count', 'mentions', 'broadcast', 'version', 'client_ref', 'session',
+  'created_at', 'edited_at',
+].map((col) => `m.${col}`).join(', '));
+
+function toRow(r: Record<string, unknown>): MessageRow {
+  return {
+    channelId: r.channel_id as string,
+    tsMicros: BigInt(r.ts_micros as string),
+    accountId: r.account_id as string,
+    authorIdentityId: r.author_identity_id as string,
+    text: r.text as string,
+    attachments: r.attachments,
+    links: r.links,
+    threadTsMicros: r.thread_ts_micros === null ? null : BigInt(r.thread_ts_micros as string),
+    replyCount: r.reply_count as number,
+    mentions: r.mentions as string[],
+    broadcast: r.broadcast as boolean,
+    version: r.version as number,
+    clientRef: r.client_ref as string | null,
+    session: r.session,
+    createdAt: new Date(r.created_at as string | Date),
+    editedAt: r.edited_at === null ? null : new Date(r.edited_at as string | Date),
+  };
 }
 
 /** The cursor's keyset of a hit, for the sort it was found with. */
