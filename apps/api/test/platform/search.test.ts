@@ -137,7 +137,8 @@ describe('GET /accounts/{id}/search (web session): full-text search over the mes
     expect(pages).toEqual(texts(rel.body));
 
     const first = await c.search({ q: 'database', limit: 1 });
-    for (const other of [{ q: 'incident' }, { q: 'database', sort: 'newest' }, { q: 'database', channel: c.mine }, { q: 'database', after: t1.created_at }]) {
+    const others: Array<Record<string, string>> = [{ q: 'incident' }, { q: 'database', sort: 'newest' }, { q: 'database', channel: c.mine }, { q: 'database', after: t1.created_at }];
+    for (const other of others) {
       const res = await c.search({ ...other, limit: 1, cursor: first.body.next_cursor });
       expect({ other, code: res.body.error?.code }).toEqual({ other, code: 'invalid_cursor' });
     }
