@@ -31,7 +31,7 @@ async function timed(c: Client, sql: string): Promise<number> {
   return Math.round(performance.now() - t);
 }
 
-async function seed(c: Client): Promise<Record<string, number>> {
+export async function seed(c: Client): Promise<Record<string, number>> {
   await c.query(`INSERT INTO accounts (id, name, plan) VALUES ('${ACCOUNT}', 'search bench', 'scale')`);
   await c.query(`INSERT INTO identities (id, account_id, kind, name) VALUES ('${IDENTITY}', '${ACCOUNT}', 'agent', 'bench')`);
   await c.query(`INSERT INTO channels (id, account_id, kind, name, created_by_identity_id)

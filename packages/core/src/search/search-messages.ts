@@ -74,7 +74,10 @@ export function searchStatement(input: SearchInput): SQL {
   const match = input.query.length >= SUBSTRING_MIN_CHARS ? sql`(${words} OR m.text ~* ${literalRegex(input.query)})` : words;
   const filters: SQL[] = [
     sql`m.account_id = ${input.accountId}`,
-    sql`m.channel_id = ANY(ARRAY(SELECT cm.channel_id FROM channel_members cm WHERE cm.identity_id = ${input.identityId}))`,
+    // `IS TRUE` keeps this a filter, never an index condition: as one, the planner ANDed a scan of
+    // every key of the messages primary key (all the member channels) with the text match's
+    // bitmap (~500 ms instead of ~0.2 ms for a rare word over 1,000,000 messages).
+    sql`(m.channel_id = ANY(ARRAY(SELECT cm.channel_id FROM channel_members cm WHERE cm.identity_id = ${input.identityId}))) IS TRUE`,
     match,
   ];
   if (input.channelId) filters.push(sql`m.channel_id = ${input.channelId}`);
