@@ -42,10 +42,8 @@ export function literalRegex(query: string): string {
 }
 
 /**
- * How many matches `relevance` ranks: the newest this many (in the caller's scope and filters).
- * Ranking every match of a word in half the messages of a large account would read all of them;
- * the newest matches are found by walking messages_account_ts_idx and stop early. `newest`
- * reaches every match. (docs/api.md "Search", docs/performance.md "Search").
+ * How many matches a search works with at most: when there are no more, all of them are ranked
+ * (or sorted) exactly; when there are more, `relevance` ranks the newest this many.
  */
 export const RELEVANCE_CANDIDATES = 2000;
 
@@ -55,29 +53,44 @@ export const RELEVANCE_CANDIDATES = 2000;
  * (quotes, OR, -word; config `simple`; any input is valid), or, for a query of 3 characters or
  * more, when its text contains the query as typed (case-insensitive; identifiers, URLs, e-mail
  * addresses, parts of words), through the pg_trgm index. A query of excluded words only matches
- * nothing (it would match almost everything). `relevance`: the newest RELEVANCE_CANDIDATES
- * matches ordered by `ts_rank_cd`, ties newest; `newest`: every match, newest first. Keyset on
- * (rank,) ts, channel. `limit + 1` rows.
+ * nothing (it would match almost everything). Keyset on (rank,) ts, channel; `limit + 1` rows.
  *
- * The member channels are an array computed once (`= ANY(ARRAY(...))`), not a join, so a walk of
- * messages_account_ts_idx keeps its order and a common word stops after the rows it needs.
+ * Two plans, chosen by what is found rather than by the planner's estimates (which for rare
+ * words and for the regular expression were off by 10× or more, picking a 12 s walk or a 1 s
+ * bitmap scan; docs/performance.md "Search"):
+ * 1. `few`: the matches through the two GIN indexes (a bitmap scan, forced), at most
+ *    RELEVANCE_CANDIDATES + 1 of them, in no order: bounded work whatever the word. When that is
+ *    all of them, they are ranked (or sorted) exactly and the page is cut from them.
+ * 2. `many`: otherwise, the account's messages newest first (messages_account_ts_idx, walked
+ *    backwards, forced), filtered by the match, which stops after the rows it needs: the newest
+ *    RELEVANCE_CANDIDATES matches for `relevance` (ranked), or the page for `newest`.
+ * Runs in its own transaction (SET LOCAL of the planner settings); nested in a caller's one it
+ * is a savepoint.
  */
 export function searchMessages(db: Executor, input: SearchInput): Promise<SearchHit[]> {
-  return db.execute<Record<string, unknown>>(searchStatement(input))
-    .then((r) => r.rows.map((row) => ({ message: toRow(row), rank: row.rank_text as string })));
+  const toHits = (rows: Array<Record<string, unknown>>) => rows.map((row) => ({ message: toRow(row), rank: row.rank_text as string }));
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`SET LOCAL enable_seqscan = off`);
+    await tx.execute(sql`SET LOCAL enable_indexscan = off`);
+    const few = await tx.execute<Record<string, unknown>>(searchStatement(input, 'few'));
+    const total = few.rows.length ? Number(few.rows[0].total) : 0;
+    if (total <= RELEVANCE_CANDIDATES) return toHits(few.rows);
+    await tx.execute(sql`SET LOCAL enable_indexscan = on`);
+    await tx.execute(sql`SET LOCAL enable_bitmapscan = off`);
+    return toHits((await tx.execute<Record<string, unknown>>(searchStatement(input, 'many'))).rows);
+  });
 }
 
-/** The statement searchMessages runs (the bench EXPLAINs it). */
-export function searchStatement(input: SearchInput): SQL {
+/** The statement of one plan of searchMessages (the bench EXPLAINs them). */
+export function searchStatement(input: SearchInput, plan: 'few' | 'many'): SQL {
   const tsq = sql`websearch_to_tsquery('simple', ${input.query})`;
   const words = sql`(querytree(${tsq}) <> 'T' AND m.search_vector @@ ${tsq})`;
   const match = input.query.length >= SUBSTRING_MIN_CHARS ? sql`(${words} OR m.text ~* ${literalRegex(input.query)})` : words;
   const filters: SQL[] = [
     sql`m.account_id = ${input.accountId}`,
-    // `IS TRUE` keeps this a filter, never an index condition: as one, the planner ANDed a scan of
-    // every key of the messages primary key (all the member channels) with the text match's
-    // bitmap (~500 ms instead of ~0.2 ms for a rare word over 1,000,000 messages).
-    sql`(m.channel_id = ANY(ARRAY(SELECT cm.channel_id FROM channel_members cm WHERE cm.identity_id = ${input.identityId}))) IS TRUE`,
+    // A filter, never an index condition (as `channel_id = ANY(…)` the planner ANDed a scan of
+    // every key of the messages primary key with the text match's bitmap).
+    sql`array_position(ARRAY(SELECT cm.channel_id FROM channel_members cm WHERE cm.identity_id = ${input.identityId}), m.channel_id) IS NOT NULL`,
     match,
   ];
   if (input.channelId) filters.push(sql`m.channel_id = ${input.channelId}`);
@@ -86,44 +99,44 @@ export function searchStatement(input: SearchInput): SQL {
   if (input.before) filters.push(sql`m.ts_micros < ${BigInt(input.before.getTime()) * BigInt(1000)}`);
   const where = sql.join(filters, sql` AND `);
   const c = input.cursor;
-  return input.sort === 'relevance'
-    ? sql`
-      WITH candidates AS MATERIALIZED (
-        SELECT ${COLUMNS}, ts_rank_cd(m.search_vector, ${tsq}) AS rank
-          FROM messages m
-         WHERE ${where}
-         ORDER BY m.ts_micros DESC, m.channel_id DESC
-         LIMIT ${RELEVANCE_CANDIDATES}
-      )
-      SELECT *, rank::text AS rank_text FROM candidates
-       ${c ? sql`WHERE (rank, ts_micros, channel_id) < (${c[0]}::real, ${BigInt(c[1])}, ${c[2]})` : sql``}
-       ORDER BY rank DESC, ts_micros DESC, channel_id DESC
-       LIMIT ${input.limit + 1}`
-    : sql`
-      SELECT ${COLUMNS}, '0' AS rank_text
-        FROM messages m
-       WHERE ${where} ${c ? sql`AND (m.ts_micros, m.channel_id) < (${BigInt(c[0])}, ${c[1]})` : sql``}
-       ORDER BY m.ts_micros DESC, m.channel_id DESC
-       LIMIT ${input.limit + 1}`;
+  const relevance = input.sort === 'relevance';
+  const keyset = !c ? sql`true` : relevance
+    ? sql`(rank, ts_micros, channel_id) < (${c[0]}::real, ${BigInt(c[1])}, ${c[2]})`
+    : sql`(ts_micros, channel_id) < (${BigInt(c[0])}, ${c[1]})`;
+  const order = relevance ? sql`rank DESC, ts_micros DESC, channel_id DESC` : sql`ts_micros DESC, channel_id DESC`;
+  const rank = relevance ? sql`ts_rank_cd(search_vector, ${tsq})` : sql`0::real`;
+  const candidates = plan === 'few'
+    ? sql`SELECT ${COLUMNS}, m.search_vector FROM messages m WHERE ${where} LIMIT ${RELEVANCE_CANDIDATES + 1}`
+    : sql`SELECT ${COLUMNS}, m.search_vector FROM messages m WHERE ${where}
+          ${!relevance && c ? sql`AND (m.ts_micros, m.channel_id) < (${BigInt(c[0])}, ${c[1]})` : sql``}
+          ORDER BY m.ts_micros DESC, m.channel_id DESC LIMIT ${relevance ? RELEVANCE_CANDIDATES : input.limit + 1}`;
+  return sql`
+    WITH candidates AS MATERIALIZED (${candidates}),
+         ranked AS (SELECT *, ${rank} AS rank FROM candidates)
+    SELECT ${RANKED_COLUMNS}, rank::text AS rank_text, (SELECT count(*) FROM candidates) AS total
+      FROM ranked WHERE ${keyset}
+     ORDER BY ${order}
+     LIMIT ${input.limit + 1}`;
 }
 
-/** The message columns a hit carries (never search_vector). */
-const COLUMNS = sql.raw([
-  'channel_id', 'ts_micros::text AS ts_micros', 'account_id', 'author_identity_id', 'text', 'attachments', 'links',
-  'thread_ts_micros::text AS thread_ts_micros', 'reply_count', 'mentions', 'broadcast', 'version', 'client_ref', 'session',
-  'created_at', 'edited_at',
-].map((col) => `m.${col}`).join(', '));
+/** The message columns a hit carries (search_vector only inside the statement, for ranking). */
+const NAMES = [
+  'channel_id', 'ts_micros', 'account_id', 'author_identity_id', 'text', 'attachments', 'links', 'thread_ts_micros',
+  'reply_count', 'mentions', 'broadcast', 'version', 'client_ref', 'session', 'created_at', 'edited_at',
+];
+const COLUMNS = sql.raw(NAMES.map((col) => `m.${col}`).join(', '));
+const RANKED_COLUMNS = sql.raw(NAMES.join(', '));
 
 function toRow(r: Record<string, unknown>): MessageRow {
   return {
     channelId: r.channel_id as string,
-    tsMicros: BigInt(r.ts_micros as string),
+    tsMicros: BigInt(r.ts_micros as string | number),
     accountId: r.account_id as string,
     authorIdentityId: r.author_identity_id as string,
     text: r.text as string,
     attachments: r.attachments,
     links: r.links,
-    threadTsMicros: r.thread_ts_micros === null ? null : BigInt(r.thread_ts_micros as string),
+    threadTsMicros: r.thread_ts_micros === null ? null : BigInt(r.thread_ts_micros as string | number),
     replyCount: r.reply_count as number,
     mentions: r.mentions as string[],
     broadcast: r.broadcast as boolean,
