@@ -185,12 +185,16 @@ describe('GET /accounts/{id}/search (web session): full-text search over the mes
 });
 
 describe('A worst-case query answers promptly', () => {
-  test('3,000 messages of 16 KB crafted to pass the trigram index, queried with 199 × "a" then "b": answers within 5 s', async () => {
+  test('3,000 messages of 16 KB crafted to pass the trigram index, queried with 199 × "a" then "b": answers within the request bound (5 s)', async () => {
     const c = await corpus();
     // seeded by SQL (posting 48 MB through the API would only test the post path)
-    await h.deps.database.db.execute(sql`
-      INSERT INTO messages (channel_id, ts_micros, account_id, author_identity_id, text)
-      SELECT ${c.mine}, g, ${c.a.accountId}, ${c.a.owner.identityId}, repeat('a', 16383) || 'b' FROM generate_series(1, 3000) g`);
+    // (set-up, not a request: indexing 48 MB of text takes longer than the request bound under load)
+    await h.deps.database.db.transaction(async (tx) => {
+      await tx.execute(sql`SET LOCAL statement_timeout = 0`);
+      await tx.execute(sql`
+        INSERT INTO messages (channel_id, ts_micros, account_id, author_identity_id, text)
+        SELECT ${c.mine}, g, ${c.a.accountId}, ${c.a.owner.identityId}, repeat('a', 16383) || 'b' FROM generate_series(1, 3000) g`);
+    });
     await h.deps.database.db.execute(sql`ANALYZE messages`);
     for (const sort of ['relevance', 'newest']) {
       const started = Date.now();

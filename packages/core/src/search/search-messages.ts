@@ -45,7 +45,22 @@ export function literalRegex(query: string): string {
  * How many matches a search works with at most: when there are no more, all of them are ranked
  * (or sorted) exactly; when there are more, `relevance` ranks the newest this many.
  */
-export const RELEVANCE_CANDIDATES = 2000;
+export const RELEVANCE_CANDIDATES = 1000;
+
+/** How many of the newest messages in scope the first plan reads before trying the others. */
+export const SEARCH_WINDOW = 2000;
+/** The most rows the third plan walks when it walks: beyond, it sorts every match instead. */
+export const WALK_BUDGET = 10_000;
+
+type Plan = 'window' | 'few' | 'walk' | 'sorted';
+
+/** The planner settings that force each plan's scan (SET LOCAL: this transaction only). */
+const FORCE: Record<Plan, string> = {
+  window: 'SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_indexscan = on',
+  few: 'SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = on; SET LOCAL enable_indexscan = off',
+  walk: 'SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_indexscan = on',
+  sorted: 'SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = on; SET LOCAL enable_indexscan = off',
+};
 
 /**
  * Messages matching `query` in the channels and DMs the identity is a member of (docs/api.md
@@ -53,67 +68,101 @@ export const RELEVANCE_CANDIDATES = 2000;
  * (quotes, OR, -word; config `simple`; any input is valid), or, for a query of 3 characters or
  * more, when its text contains the query as typed (case-insensitive; identifiers, URLs, e-mail
  * addresses, parts of words), through the pg_trgm index. A query of excluded words only matches
- * nothing (it would match almost everything). Keyset on (rank,) ts, channel; `limit + 1` rows.
+ * nothing (it would match almost everything). `relevance` ranks the newest RELEVANCE_CANDIDATES
+ * matches (all of them when there are no more) by `ts_rank_cd`, ties newest; `newest` reaches
+ * every match. Keyset on (rank,) ts, channel; `limit + 1` rows.
  *
- * Two plans, chosen by what is found rather than by the planner's estimates (which for rare
- * words and for the regular expression were off by 10× or more, picking a 12 s walk or a 1 s
- * bitmap scan; docs/performance.md "Search"):
- * 1. `few`: the matches through the two GIN indexes (a bitmap scan, forced), at most
- *    RELEVANCE_CANDIDATES + 1 of them, in no order: bounded work whatever the word. When that is
- *    all of them, they are ranked (or sorted) exactly and the page is cut from them.
- * 2. `many`: otherwise, the account's messages newest first (messages_account_ts_idx, walked
- *    backwards, forced), filtered by the match, which stops after the rows it needs: the newest
- *    RELEVANCE_CANDIDATES matches for `relevance` (ranked), or the page for `newest`.
- * Runs in its own transaction (SET LOCAL of the planner settings); nested in a caller's one it
- * is a savepoint.
+ * Up to three plans, tried in turn and chosen by what each finds, never by the planner's
+ * estimates (for rare words and for the regular expression they were off by 10× or more,
+ * picking a 12 s walk or a 1 s bitmap scan; docs/performance.md "Search"):
+ * 1. `window`: the newest SEARCH_WINDOW messages in scope (messages_account_ts_idx walked
+ *    backwards), filtered by the match. Enough when it finds what the answer needs (the page for
+ *    `newest`, RELEVANCE_CANDIDATES matches for `relevance`) or when the scope has no more
+ *    messages: a common word.
+ * 2. `few`: the matches through the two GIN indexes (bitmap scan), at most
+ *    RELEVANCE_CANDIDATES + 1 of them in no order, so bounded work whatever the word. Enough when
+ *    that is all of them (they are then ranked or sorted exactly): a rare word.
+ * 3. more matches than that: `walk` (plan 1 without the window, stopping after the rows it
+ *    needs) when the window's share of matches says it needs at most WALK_BUDGET rows, else
+ *    `sorted` (every match through the GIN indexes, the newest kept by a top-N sort): the cheaper
+ *    of "rows until enough matches" and "all the matches".
+ * Runs in its own transaction (SET LOCAL of the planner settings); nested in a caller's
+ * transaction it is a savepoint.
  */
 export function searchMessages(db: Executor, input: SearchInput): Promise<SearchHit[]> {
-  const toHits = (rows: Array<Record<string, unknown>>) => rows.map((row) => ({ message: toRow(row), rank: row.rank_text as string }));
+  const need = input.sort === 'relevance' ? RELEVANCE_CANDIDATES : input.limit + 1;
   return db.transaction(async (tx) => {
-    await tx.execute(sql`SET LOCAL enable_seqscan = off`);
-    await tx.execute(sql`SET LOCAL enable_indexscan = off`);
-    const few = await tx.execute<Record<string, unknown>>(searchStatement(input, 'few'));
-    const total = few.rows.length ? Number(few.rows[0].total) : 0;
-    if (total <= RELEVANCE_CANDIDATES) return toHits(few.rows);
-    await tx.execute(sql`SET LOCAL enable_indexscan = on`);
-    await tx.execute(sql`SET LOCAL enable_bitmapscan = off`);
-    return toHits((await tx.execute<Record<string, unknown>>(searchStatement(input, 'many'))).rows);
+    const run = async (plan: Plan) => {
+      await tx.execute(sql.raw(FORCE[plan]));
+      const rows = (await tx.execute<Record<string, unknown>>(searchStatement(input, plan))).rows;
+      const first = rows[0];
+      return { rows, found: first ? Number(first.found) : 0, scanned: first ? Number(first.scanned) : 0 };
+    };
+    const hits = (rows: Array<Record<string, unknown>>) => rows.map((row) => ({ message: toRow(row), rank: row.rank_text as string }));
+    const window = await run('window');
+    if (window.found >= need || (window.rows.length > 0 && window.scanned < SEARCH_WINDOW)) return hits(window.rows);
+    if (window.rows.length === 0 && (await scopeIsSmall(tx, input))) return [];
+    const few = await run('few');
+    if (few.found <= RELEVANCE_CANDIDATES) return hits(few.rows);
+    const walkRows = window.found === 0 ? Infinity : (need * SEARCH_WINDOW) / window.found;
+    return hits((await run(walkRows <= WALK_BUDGET ? 'walk' : 'sorted')).rows);
   });
 }
 
-/** The statement of one plan of searchMessages (the bench EXPLAINs them). */
-export function searchStatement(input: SearchInput, plan: 'few' | 'many'): SQL {
-  const tsq = sql`websearch_to_tsquery('simple', ${input.query})`;
-  const words = sql`(querytree(${tsq}) <> 'T' AND m.search_vector @@ ${tsq})`;
-  const match = input.query.length >= SUBSTRING_MIN_CHARS ? sql`(${words} OR m.text ~* ${literalRegex(input.query)})` : words;
+/** Whether the whole scope fits in the window (an empty window answer is then final). */
+async function scopeIsSmall(tx: Executor, input: SearchInput): Promise<boolean> {
+  const rows = (await tx.execute<{ n: string }>(sql`
+    SELECT count(*) AS n FROM (SELECT 1 FROM messages m WHERE ${scopeFilters(input)} LIMIT ${SEARCH_WINDOW}) s`)).rows;
+  return Number(rows[0].n) < SEARCH_WINDOW;
+}
+
+/** Who may be searched and the caller's filters: everything but the text match. */
+function scopeFilters(input: SearchInput): SQL {
   const filters: SQL[] = [
     sql`m.account_id = ${input.accountId}`,
     // A filter, never an index condition (as `channel_id = ANY(…)` the planner ANDed a scan of
     // every key of the messages primary key with the text match's bitmap).
     sql`array_position(ARRAY(SELECT cm.channel_id FROM channel_members cm WHERE cm.identity_id = ${input.identityId}), m.channel_id) IS NOT NULL`,
-    match,
   ];
   if (input.channelId) filters.push(sql`m.channel_id = ${input.channelId}`);
   if (input.fromIdentityId) filters.push(sql`m.author_identity_id = ${input.fromIdentityId}`);
   if (input.after) filters.push(sql`m.ts_micros > ${BigInt(input.after.getTime()) * BigInt(1000)}`);
   if (input.before) filters.push(sql`m.ts_micros < ${BigInt(input.before.getTime()) * BigInt(1000)}`);
-  const where = sql.join(filters, sql` AND `);
+  if (input.sort === 'newest' && input.cursor) {
+    filters.push(sql`(m.ts_micros, m.channel_id) < (${BigInt(input.cursor[0])}, ${input.cursor[1]})`);
+  }
+  return sql.join(filters, sql` AND `);
+}
+
+/** The statement of one plan of searchMessages (the bench EXPLAINs them). */
+export function searchStatement(input: SearchInput, plan: Plan): SQL {
+  const tsq = sql`websearch_to_tsquery('simple', ${input.query})`;
+  const words = sql`(querytree(${tsq}) <> 'T' AND m.search_vector @@ ${tsq})`;
+  const match = input.query.length >= SUBSTRING_MIN_CHARS ? sql`(${words} OR m.text ~* ${literalRegex(input.query)})` : words;
+  const scope = scopeFilters(input);
   const c = input.cursor;
   const relevance = input.sort === 'relevance';
-  const keyset = !c ? sql`true` : relevance
-    ? sql`(rank, ts_micros, channel_id) < (${c[0]}::real, ${BigInt(c[1])}, ${c[2]})`
-    : sql`(ts_micros, channel_id) < (${BigInt(c[0])}, ${c[1]})`;
+  const need = relevance ? RELEVANCE_CANDIDATES : input.limit + 1;
+  const newestFirst = sql`ORDER BY m.ts_micros DESC, m.channel_id DESC`;
+  let candidates: SQL;
+  let scanned = sql`0`;
+  if (plan === 'window') {
+    candidates = sql`SELECT * FROM (SELECT ${COLUMNS}, m.search_vector FROM messages m WHERE ${scope} ${newestFirst} LIMIT ${SEARCH_WINDOW}) m
+                      WHERE ${match} ${newestFirst} LIMIT ${need}`;
+    scanned = sql`(SELECT count(*) FROM (SELECT 1 FROM messages m WHERE ${scope} LIMIT ${SEARCH_WINDOW}) w)`;
+  } else if (plan === 'few') {
+    candidates = sql`SELECT ${COLUMNS}, m.search_vector FROM messages m WHERE ${scope} AND ${match} LIMIT ${RELEVANCE_CANDIDATES + 1}`;
+  } else {
+    // walk and sorted: the same statement, planned as an index walk or as bitmap + top-N sort (FORCE)
+    candidates = sql`SELECT ${COLUMNS}, m.search_vector FROM messages m WHERE ${scope} AND ${match} ${newestFirst} LIMIT ${need}`;
+  }
+  const keyset = relevance && c ? sql`(rank, ts_micros, channel_id) < (${c[0]}::real, ${BigInt(c[1])}, ${c[2]})` : sql`true`;
   const order = relevance ? sql`rank DESC, ts_micros DESC, channel_id DESC` : sql`ts_micros DESC, channel_id DESC`;
   const rank = relevance ? sql`ts_rank_cd(search_vector, ${tsq})` : sql`0::real`;
-  const candidates = plan === 'few'
-    ? sql`SELECT ${COLUMNS}, m.search_vector FROM messages m WHERE ${where} LIMIT ${RELEVANCE_CANDIDATES + 1}`
-    : sql`SELECT ${COLUMNS}, m.search_vector FROM messages m WHERE ${where}
-          ${!relevance && c ? sql`AND (m.ts_micros, m.channel_id) < (${BigInt(c[0])}, ${c[1]})` : sql``}
-          ORDER BY m.ts_micros DESC, m.channel_id DESC LIMIT ${relevance ? RELEVANCE_CANDIDATES : input.limit + 1}`;
   return sql`
     WITH candidates AS MATERIALIZED (${candidates}),
          ranked AS (SELECT *, ${rank} AS rank FROM candidates)
-    SELECT ${RANKED_COLUMNS}, rank::text AS rank_text, (SELECT count(*) FROM candidates) AS total
+    SELECT ${RANKED_COLUMNS}, rank::text AS rank_text, (SELECT count(*) FROM candidates) AS found, ${scanned} AS scanned
       FROM ranked WHERE ${keyset}
      ORDER BY ${order}
      LIMIT ${input.limit + 1}`;
