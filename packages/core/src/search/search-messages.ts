@@ -50,7 +50,7 @@ export const RELEVANCE_CANDIDATES = 1000;
 /** How many of the newest messages in scope the first plan reads before trying the others. */
 export const SEARCH_WINDOW = 2000;
 /** The most rows the third plan walks when it walks: beyond, it sorts every match instead. */
-export const WALK_BUDGET = 10_000;
+export const WALK_BUDGET = 30_000;
 
 type Plan = 'window' | 'few' | 'walk' | 'sorted';
 
