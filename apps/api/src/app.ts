@@ -10,6 +10,7 @@ import { requestContext } from './http/request-id';
 import { authRouter } from './routes/auth';
 import { buildRouter } from './routes';
 import { healthRouter } from './routes/health';
+import { uploadTargetRouter } from './routes/upload-target';
 
 /** Request bodies above this (after decompression) answer 400 invalid_request, reason body_too_large (docs/api.md "Hostile input"). */
 export const BODY_LIMIT = '1mb';
@@ -39,6 +40,9 @@ export function createApp(deps: Deps, host: Host): Express {
   app.use(requestContext(host));
   app.use(httpMetrics);
   app.use(healthRouter());
+  // The local driver's signed upload URL: before the body parser (the bytes stream to storage)
+  // and before authentication (the URL is the permission).
+  if (host === 'web') app.use(uploadTargetRouter());
   app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
 
   if (host === 'web') {

@@ -59,6 +59,16 @@ export interface Config {
   trustProxy: boolean;
   /** development only: where `npm start` keeps the embedded PostgreSQL's and redis-server's data; default `.data` */
   devDataDir: string;
+  /** where file bytes are kept: `local` (disk under filesDir) or `s3`; default local */
+  filesDriver: 'local' | 's3';
+  /** the local driver's directory; default ./.data/files */
+  filesDir: string;
+  /** S3-compatible endpoint URL (none: AWS's own for the region); path-style addressing when set */
+  s3Endpoint: string | null;
+  /** the bucket of the s3 driver (required when FILES_DRIVER=s3) */
+  s3Bucket: string | null;
+  /** default us-east-1 */
+  s3Region: string;
 }
 
 /** `1m,5m,30m,2h` (also `s` and `d`) to milliseconds; throws on a bad item. */
@@ -101,6 +111,11 @@ const schema = Joi.object({
   WORKER_DB_STATEMENT_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
   TRUST_PROXY: Joi.boolean().default(false),
   DEV_DATA_DIR: Joi.string().default('.data'),
+  FILES_DRIVER: Joi.string().valid('local', 's3').default('local'),
+  FILES_DIR: Joi.string().default('./.data/files'),
+  S3_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }).allow(''),
+  S3_BUCKET: Joi.string().pattern(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/).when('FILES_DRIVER', { is: 's3', then: Joi.required() }),
+  S3_REGION: Joi.string().pattern(/^[a-z0-9-]{1,32}$/).default('us-east-1'),
 }).unknown(true);
 
 /** Where a development SECRETS_KEY is kept between restarts when none is given. */
@@ -176,6 +191,11 @@ export function loadConfig(
     workerDbStatementTimeoutMs: value.WORKER_DB_STATEMENT_TIMEOUT_MS,
     trustProxy: value.TRUST_PROXY,
     devDataDir,
+    filesDriver: value.FILES_DRIVER,
+    filesDir: path.resolve(value.FILES_DIR),
+    s3Endpoint: value.S3_ENDPOINT || null,
+    s3Bucket: value.S3_BUCKET ?? null,
+    s3Region: value.S3_REGION,
     ...overrides,
   };
   // Limits protect every tenant from every other; turning them off is for benchmarks only.

@@ -48,6 +48,7 @@ export const ID_PREFIXES = {
   delivery: 'dlv',
   webhookBody: 'whb',
   notification: 'ntf',
+  file: 'file',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -28,6 +28,8 @@ export * from './events';
 export * from './messaging';
 export * from './limits';
 export * from './search/search-messages';
+export * from './search/highlight';
+export * from './files';
 export * from './auth/sign-in-throttle';
 export * from './auth/password-hashing-gate';
 export * from './webhooks/signing';

@@ -13,12 +13,19 @@ export interface PlanLimits {
   mcpSessionsPerSeat: number;
   /** agents one seat may register per day (00:00 UTC to 00:00 UTC) through the API */
   agentsPerSeatPerDay: number;
+  /** bytes of one uploaded file (docs/api.md "Files") */
+  fileBytes: number;
+  /** bytes of all the account's files, pending reservations included */
+  storageBytes: number;
 }
 
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+
 export const PLAN_LIMITS: Readonly<Record<Plan, PlanLimits>> = Object.freeze({
-  starter: { callsPerMinute: 30, unitsPerDay: 22_000, webhookEndpointsPerSeat: 3, mcpSessionsPerSeat: 5, agentsPerSeatPerDay: 10 },
-  pro: { callsPerMinute: 60, unitsPerDay: 45_000, webhookEndpointsPerSeat: 10, mcpSessionsPerSeat: 10, agentsPerSeatPerDay: 25 },
-  scale: { callsPerMinute: 120, unitsPerDay: 65_000, webhookEndpointsPerSeat: 25, mcpSessionsPerSeat: 25, agentsPerSeatPerDay: 50 },
+  starter: { callsPerMinute: 30, unitsPerDay: 22_000, webhookEndpointsPerSeat: 3, mcpSessionsPerSeat: 5, agentsPerSeatPerDay: 10, fileBytes: 25 * MiB, storageBytes: 5 * GiB },
+  pro: { callsPerMinute: 60, unitsPerDay: 45_000, webhookEndpointsPerSeat: 10, mcpSessionsPerSeat: 10, agentsPerSeatPerDay: 25, fileBytes: 250 * MiB, storageBytes: 100 * GiB },
+  scale: { callsPerMinute: 120, unitsPerDay: 65_000, webhookEndpointsPerSeat: 25, mcpSessionsPerSeat: 25, agentsPerSeatPerDay: 50, fileBytes: 1 * GiB, storageBytes: 1024 * GiB },
 });
 
 /** Bytes of response body per read call unit (1 unit per 16 KB, minimum 1). */

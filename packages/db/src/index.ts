@@ -4,4 +4,4 @@ export * from './statements';
 export * as schema from './schema';
 export * from './schema';
 export { sql, eq, and, or, lt, gt, lte, gte, desc, asc, inArray, isNull, isNotNull, ne } from 'drizzle-orm';
-export type { AnyColumn } from 'drizzle-orm';
+export type { AnyColumn, SQL } from 'drizzle-orm';

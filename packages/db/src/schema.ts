@@ -7,6 +7,8 @@
 import { sql } from 'drizzle-orm';
 import {
   bigint,
+  customType,
+  foreignKey,
   bigserial,
   boolean,
   index,
@@ -20,6 +22,9 @@ import {
 } from 'drizzle-orm/pg-core';
 
 const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/** A PostgreSQL tsvector (full-text search document); only ever read by SQL, never mapped to JS. */
+const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
 
 export const accounts = pgTable('accounts', {
   id: text('id').primaryKey(),
@@ -202,9 +207,60 @@ export const messages = pgTable('messages', {
   session: jsonb('session'),
   createdAt: tstz('created_at').notNull().defaultNow(),
   editedAt: tstz('edited_at'),
+  /**
+   * The text's full-text document, kept by PostgreSQL (docs/api.md "Search"). Config `simple`:
+   * lower-cased words with no stemming and no stop words, so text in any language is indexed as
+   * written instead of being mangled by English stemming.
+   */
+  searchVector: tsvector('search_vector').generatedAlwaysAs(sql`to_tsvector('simple'::regconfig, text)`),
 }, (t) => [
   primaryKey({ columns: [t.channelId, t.tsMicros] }),
   index('messages_thread_idx').on(t.channelId, t.threadTsMicros, t.tsMicros),
+  // search: an account's messages newest first (the candidates of a common word, sort=newest)
+  index('messages_account_ts_idx').on(t.accountId, t.tsMicros, t.channelId),
+  index('messages_search_idx').using('gin', t.searchVector),
+  // identifiers, URLs, e-mail addresses and parts of words: substring match through trigrams (pg_trgm)
+  index('messages_text_trgm_idx').using('gin', t.text.op('gin_trgm_ops')),
+]);
+
+/**
+ * Uploaded files. `state`: pending (reserved, bytes not yet confirmed) | ready (completed).
+ * `storage_key` names the bytes in the storage driver (local disk or S3); it is never shown.
+ * `uploaded_by` is the uploader's identity. Files are never deleted with a message.
+ */
+export const files = pgTable('files', {
+  id: text('id').primaryKey(), // file_
+  seq: bigserial('seq', { mode: 'number' }).notNull(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  uploadedByIdentityId: text('uploaded_by_identity_id').notNull().references(() => identities.id),
+  name: text('name').notNull(),
+  size: bigint('size', { mode: 'number' }).notNull(),
+  contentType: text('content_type').notNull(),
+  state: text('state').notNull().default('pending'),
+  storageKey: text('storage_key').notNull(),
+  sha256: text('sha256'),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+  completedAt: tstz('completed_at'),
+}, (t) => [
+  index('files_account_seq_idx').on(t.accountId, t.seq),
+  index('files_uploader_seq_idx').on(t.uploadedByIdentityId, t.seq),
+  index('files_pending_created_idx').on(t.createdAt).where(sql`state = 'pending'`),
+]);
+
+/**
+ * Which message attaches which file: written by the post and edit statements, removed with the
+ * message (ON DELETE CASCADE). A person sees a file attached to a message of a channel or DM
+ * they are a member of.
+ */
+export const messageFiles = pgTable('message_files', {
+  channelId: text('channel_id').notNull(),
+  tsMicros: bigint('ts_micros', { mode: 'bigint' }).notNull(),
+  fileId: text('file_id').notNull().references(() => files.id),
+  accountId: text('account_id').notNull(),
+}, (t) => [
+  primaryKey({ columns: [t.channelId, t.tsMicros, t.fileId] }),
+  foreignKey({ columns: [t.channelId, t.tsMicros], foreignColumns: [messages.channelId, messages.tsMicros] }).onDelete('cascade'),
+  index('message_files_file_idx').on(t.fileId),
 ]);
 
 export const reactions = pgTable('reactions', {

@@ -3,6 +3,7 @@ import { accountContext } from '../http/account';
 import { enforceLimits } from '../http/limits';
 import { accountRouter } from './account';
 import { directoryRouter } from './directory';
+import { filesRouter } from './files';
 import { operationsRouter } from './jobs';
 import { messagingRouters } from './messaging';
 import { searchRouter } from './search';
@@ -24,6 +25,7 @@ export function buildRouter(): Router {
   account.use(directoryRouter());
   account.use(operationsRouter());
   account.use(searchRouter());
+  account.use(filesRouter());
   account.use(webhookDeliveriesRouter());
   account.use(webhookEndpointsRouter());
 

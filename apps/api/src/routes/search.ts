@@ -1,31 +1,43 @@
 import { Router } from 'express';
 import Joi from 'joi';
-import { listQuerySchema, searchMessages, toMessageView } from '@teamchat/core';
+import {
+  highlight, highlightTerms, listQuerySchema, SEARCH_SORTS, searchKeyset, searchMessages, toMessageView, type SearchHit, type SearchSort,
+} from '@teamchat/core';
 import { requireWebSession } from '../http/account';
 import { actorOf, depsOf, locals } from '../http/locals';
 import { listRequest, sendPage } from '../http/lists';
 import { validate } from '../http/validate';
 
-/** GET /accounts/{id}/search: web session only (spec: Files and search). */
+const searchQuery = {
+  ...listQuerySchema,
+  q: Joi.string().trim().min(1).max(200).required(),
+  sort: Joi.string().valid(...SEARCH_SORTS).default('relevance'),
+  channel: Joi.string().pattern(/^ch_[a-z0-9]{1,64}$/),
+  from: Joi.string().pattern(/^idn_[a-z0-9]{1,64}$/),
+  after: Joi.date().iso(),
+  before: Joi.date().iso(),
+};
+
+/** GET /accounts/{id}/search: web session only (spec: Files and search; docs/api.md "Search"). */
 export function searchRouter(): Router {
   const router = Router({ mergeParams: true });
-  router.get(
-    '/search',
-    requireWebSession,
-    validate({ query: { ...listQuerySchema, q: Joi.string().trim().min(1).max(200).required() } }),
-    async (req, res) => {
-      const actor = actorOf(res);
-      const q: string = locals(res).valid.query.q;
-      // The query is part of the list's identity: a cursor from another search is foreign.
-      const list = `search:${q}`;
-      const page = listRequest<[string, string]>(req, res, list);
-      const deps = depsOf(req);
-      // An expensive read: one at a time per account, within the pool's share (docs/api.md "Expensive reads").
-      const rows = await deps.heavyReads.run(actor.accountId, 'search', () => searchMessages(deps.database.db, {
-        accountId: actor.accountId, identityId: actor.identityId, query: q, limit: page.limit, after: page.after,
-      }));
-      sendPage(req, res, list, rows, page.limit, (m) => toMessageView(m), (m) => [m.tsMicros.toString(), m.channelId]);
-    },
-  );
+  router.get('/search', requireWebSession, validate({ query: searchQuery }), async (req, res) => {
+    const actor = actorOf(res);
+    const v = locals(res).valid.query as { q: string; sort: SearchSort; channel?: string; from?: string; after?: Date; before?: Date };
+    // The query, its filters and its sort are the list's identity: a cursor from another search is foreign.
+    const list = `search:${JSON.stringify([v.q, v.sort, v.channel ?? null, v.from ?? null, v.after?.toISOString() ?? null, v.before?.toISOString() ?? null])}`;
+    const page = listRequest<string[]>(req, res, list);
+    const deps = depsOf(req);
+    // An expensive read: one at a time per account, within the pool's share (docs/api.md "Expensive reads").
+    const hits = await deps.heavyReads.run(actor.accountId, 'search', () => searchMessages(deps.database.db, {
+      accountId: actor.accountId, identityId: actor.identityId, query: v.q, sort: v.sort,
+      channelId: v.channel, fromIdentityId: v.from, after: v.after, before: v.before,
+      limit: page.limit, cursor: page.after,
+    }));
+    const terms = highlightTerms(v.q);
+    sendPage(req, res, list, hits, page.limit,
+      (h: SearchHit) => ({ ...toMessageView(h.message), highlight: highlight(h.message.text, terms) }),
+      (h) => searchKeyset(h, v.sort));
+  });
   return router;
 }

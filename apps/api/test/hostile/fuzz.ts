@@ -78,6 +78,7 @@ async function fixture(host: Host): Promise<Fixture> {
       emoji: ['thumbsup', '+1'],
       jobId: ['job_0000000000000000'],
       approvalId: [approvalId],
+      fileId: ['file_0000000000000000'],
       rest: ['sign-in', 'x/y'],
       // body values for the rows' examples
       identityId: [agent],

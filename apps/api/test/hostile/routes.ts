@@ -69,7 +69,14 @@ export const ROUTES: RouteRow[] = [
   // DMs and search
   { method: 'GET', path: `${A}/dms`, list: true },
   { method: 'POST', path: `${A}/dms`, body: ['members', 'client_ref'], example: (v) => ({ members: [v.identityId] }) },
-  { method: 'GET', path: `${A}/search`, list: true, query: ['q'] },
+  { method: 'GET', path: `${A}/search`, list: true, query: ['q', 'sort', 'channel', 'from', 'after', 'before'] },
+  // Files: the local driver's signed upload URL (web host, before authentication), uploads, files
+  { method: 'PUT', path: '/uploads/:fileId', hosts: ['web'], query: ['expires', 'signature'] },
+  { method: 'POST', path: `${A}/uploads`, body: ['name', 'size', 'content_type'], example: () => ({ name: 'fuzz.txt', size: 3, content_type: 'text/plain' }) },
+  { method: 'POST', path: `${A}/uploads/:fileId/complete` },
+  { method: 'GET', path: `${A}/files`, list: true },
+  { method: 'GET', path: `${A}/files/:fileId` },
+  { method: 'GET', path: `${A}/files/:fileId/content` },
   // Approvals (spec: Hosts rule 2, under the account)
   { method: 'GET', path: `${A}/approvals/:approvalId` },
   { method: 'POST', path: `${A}/approvals/:approvalId/approve` },

@@ -215,7 +215,10 @@ describe('Messages (spec: Endpoints / Messages)', () => {
         .toEqual({ body: JSON.stringify(body).slice(0, 60), status: 400, code: 'invalid_request' });
     }
     expect((await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'x'.repeat(16 * 1024) })).status).toBe(201);
-    expect((await a.ownerApi.post(`/channels/${ch}/messages`, { attachments: [{ file_id: 'f_1' }] })).status).toBe(201);
+    expect((await a.ownerApi.post(`/channels/${ch}/messages`, { attachments: [{ url: 'https://example.com/f' }] })).status).toBe(201);
+    // a file attachment names a ready file the poster may see (files.test.ts); an unknown one is refused
+    expect((await a.ownerApi.post(`/channels/${ch}/messages`, { attachments: [{ file_id: 'f_1' }] })).body.error)
+      .toMatchObject({ code: 'invalid_request', field: 'attachments.0.file_id' });
     expect((await a.ownerApi.get(`/channels/${ch}/threads/notats`)).status).toBe(400);
     const m = await post(a.ownerApi, ch, { text: 'x' });
     expect((await a.ownerApi.patch(`/channels/${ch}/messages/${m.ts}`, {})).status).toBe(400);

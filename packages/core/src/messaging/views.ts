@@ -2,7 +2,8 @@ import type { approvals, messages } from '@teamchat/db';
 import type { ChannelRow } from './access';
 import { formatTs } from './ts';
 
-export type MessageRow = typeof messages.$inferSelect;
+/** A message's values; `search_vector` is PostgreSQL's own (search only) and never mapped. */
+export type MessageRow = Omit<typeof messages.$inferSelect, 'searchVector'>;
 export type ApprovalRow = typeof approvals.$inferSelect;
 
 export interface ReactionSummary {

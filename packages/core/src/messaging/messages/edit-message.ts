@@ -1,4 +1,5 @@
-import { and, eq, identities, inArray, messages, sql, type Executor } from '@teamchat/db';
+import { and, eq, identities, inArray, messageFiles, messages, sql, type Executor } from '@teamchat/db';
+import { attachedFileIds, resolveAttachments } from '../../files/attachments';
 import { AppError } from '../../errors';
 import type { Actor } from '../../principal';
 import type { Attachment } from '../content';
@@ -31,7 +32,7 @@ export async function editMessage(
   }
   const next = {
     text: input.text ?? message.text,
-    attachments: input.attachments ?? (message.attachments as Attachment[]),
+    attachments: (await resolveAttachments(tx, actor, input.attachments)) ?? (message.attachments as Attachment[]),
     links: input.links ?? (message.links as string[]),
   };
   if (next.text === message.text && same(next.attachments, message.attachments) && same(next.links, message.links)) return message;
@@ -53,6 +54,14 @@ export async function editMessage(
     .set({ ...changes, version: sql`${messages.version} + 1`, editedAt: sql`now()` })
     .where(and(eq(messages.channelId, message.channelId), eq(messages.tsMicros, message.tsMicros)))
     .returning();
+  if (!same(next.attachments, message.attachments)) {
+    // which files the message attaches (message_files: who may see a file follows it)
+    await tx.delete(messageFiles).where(and(eq(messageFiles.channelId, row.channelId), eq(messageFiles.tsMicros, row.tsMicros)));
+    const ids = attachedFileIds(row.attachments);
+    if (ids.length) {
+      await tx.insert(messageFiles).values(ids.map((fileId) => ({ channelId: row.channelId, tsMicros: row.tsMicros, fileId, accountId: row.accountId })));
+    }
+  }
   if (editRaisesEvent(message, row)) {
     await recordEvent(tx, messageEditedEvent({ message: row, kind: channel.kind, editedBy: actor.identityId }));
   }

@@ -67,6 +67,8 @@ export interface PostWritten {
  *   commit order: a reader paging by ts never misses a message committed later with a smaller ts.
  * - `root`: a reply bumps its thread root's reply_count (after the lock: `ch` gates it);
  * - `msg`: the message, only if the ts was taken and, for a reply, the root is still there;
+ * - `mf`: which files the message attaches (message_files), from $6's `file_id`s, already
+ *   checked by the caller (files/attachments.ts);
  * - the event rows, built by the events module and passed as $12 (`[[id, type, channel_id, data], …]`
  *   in order), each `data` completed with the allocated `ts`;
  * - `wake`: EVENTS_CHANNEL notified (delivered at commit: the webhook relay wakes at once).
@@ -93,6 +95,11 @@ export const postWrite = statement<PostWritten>('post_message', `
       FROM ch
      WHERE $4::bigint IS NULL OR EXISTS (SELECT 1 FROM root)
  RETURNING ts_micros, attachments, links, session, created_at
+  ), mf AS (
+    INSERT INTO message_files (channel_id, ts_micros, file_id, account_id)
+    SELECT DISTINCT $1::text, msg.ts_micros, a.v->>'file_id', $2::text
+      FROM msg, jsonb_array_elements($6::jsonb) AS a(v)
+     WHERE a.v ? 'file_id'
   ), ev AS (
     INSERT INTO events (id, account_id, type, channel_id, data)
     SELECT e.v->>0, $2::text, e.v->>1, e.v->>2, (e.v->3) || jsonb_build_object('ts', ${TS_SQL('msg.ts_micros')})

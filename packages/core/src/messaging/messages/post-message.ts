@@ -1,5 +1,6 @@
 import { runStatement, type Executor } from '@teamchat/db';
 import { errors } from '../../errors';
+import { resolveAttachments } from '../../files/attachments';
 import type { Actor } from '../../principal';
 import type { Attachment } from '../content';
 import { eventRows, messagePostedEvents, type MessageSession } from '../../events';
@@ -70,6 +71,8 @@ export async function postMessage(ex: Executor, input: PostMessageInput): Promis
   const facts: Facts = known
     ? { kind: known.kind, rootTs: null, rootAuthor: null, mentioned: parsed.identityIds, dmMembers: known.dmMembers }
     : await readFacts(ex, actor, channelId, thread, parsed.identityIds);
+  // File attachments are checked and described from their files (no query without one).
+  const attachments = await resolveAttachments(ex, actor, input.attachments);
 
   // Keep the order of first appearance in the text.
   const mentions = facts.mentioned.length === parsed.identityIds.length
@@ -81,7 +84,7 @@ export async function postMessage(ex: Executor, input: PostMessageInput): Promis
     accountId: actor.accountId,
     authorIdentityId: actor.identityId,
     text: input.text,
-    attachments: input.attachments ?? [],
+    attachments: attachments ?? [],
     links: input.links ?? [],
     threadTsMicros: facts.rootTs === null ? null : BigInt(facts.rootTs),
     replyCount: 0,
