@@ -10,6 +10,7 @@ import Redis from 'ioredis';
 import { ConfigError, loadConfig } from '@teamchat/core';
 import { createDatabase, ensureDatabase, runMigrations } from '@teamchat/db';
 import { seedDemoIfEmpty } from './seed-demo';
+import { ensureWebBuild } from './web-build';
 
 const ROOT = path.resolve(__dirname, '..');
 const HOW_TO_START = 'start it with `docker compose -f docker/compose.yml up -d postgres redis`, or the system service';
@@ -105,6 +106,12 @@ async function main(): Promise<void> {
     await database.close();
   }
 
+  // The web host serves the app's build (docs/web.md); make it when it is missing or stale.
+  try {
+    ensureWebBuild((line) => process.stdout.write(`${line}\n`));
+  } catch (err) {
+    die(`the web app did not build: ${(err as Error).message}`);
+  }
   children.push(run('api', 'apps/api/src/server.ts'));
   children.push(run('mcp', 'apps/mcp/src/server.ts'));
   children.push(run('worker', 'apps/worker/src/main.ts'));
