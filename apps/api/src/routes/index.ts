@@ -8,6 +8,9 @@ import { messagingRouters } from './messaging';
 import { searchRouter } from './search';
 import { webhookDeliveriesRouter } from './webhooks/deliveries';
 import { webhookEndpointsRouter } from './webhooks/endpoints';
+import { webhookConsoleRouter } from './webhooks/console';
+import { apiKeysRouter } from './api-keys';
+import { usageRouter } from './usage';
 
 /**
  * The ONE router tree both hosts serve; authentication (the host's policy) runs before it.
@@ -26,6 +29,10 @@ export function buildRouter(): Router {
   account.use(searchRouter());
   account.use(webhookDeliveriesRouter());
   account.use(webhookEndpointsRouter());
+  // The web app's additive routes (docs/web.md).
+  account.use(webhookConsoleRouter());
+  account.use(apiKeysRouter());
+  account.use(usageRouter());
 
   const root = Router();
   root.use('/accounts/:accountId', account);
