@@ -26,7 +26,6 @@ export function apiKeysRouter(): Router {
         scopes: Joi.array().items(Joi.string().valid(...GRANTABLE_SCOPES, 'channels:read', 'channels:write')).max(32).unique().default([]),
         read_only: Joi.boolean().default(false),
         expires_in_days: Joi.number().integer().min(1).max(3650),
-        name: Joi.string().trim().max(80).allow(''),
       },
     }),
     creating(async ({ tx, actor, body, deps }) => {

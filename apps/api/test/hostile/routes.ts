@@ -91,7 +91,7 @@ export const ROUTES: RouteRow[] = [
   { method: 'GET', path: `${WH}/:endpointId/replay-failed`, query: ['since'] },
   { method: 'POST', path: `${WH}/:endpointId/replay-failed`, body: ['since'], example: () => ({ since: '2025-01-01T00:00:00.000Z' }) },
   { method: 'GET', path: `${WH}/:endpointId/stats`, query: ['window'] },
-  { method: 'POST', path: `${A}/api-keys`, body: ['scopes', 'read_only', 'expires_in_days', 'name'], example: () => ({ scopes: ['audit:read'] }) },
+  { method: 'POST', path: `${A}/api-keys`, body: ['scopes', 'read_only', 'expires_in_days'], example: () => ({ scopes: ['audit:read'] }) },
   { method: 'POST', path: `${A}/api-keys/:keyId/revoke` },
   { method: 'GET', path: `${A}/usage` },
 ];

@@ -8,7 +8,6 @@ import { ConfirmButton, ErrorNote, formatTime, SecretDialog } from '../component
 interface Credential {
   id: string;
   kind: 'api_key' | 'agent_token';
-  name?: string | null;
   prefix: string;
   scopes: string[];
   read_only: boolean;
@@ -45,7 +44,7 @@ export function ApiKeysPage() {
   const qc = useQueryClient();
   const [scopes, setScopes] = useState<string[]>([]);
   const [readOnly, setReadOnly] = useState(false);
-  const [name, setName] = useState('');
+  const [expiresIn, setExpiresIn] = useState('');
   const [secret, setSecret] = useState<string | null>(null);
   const key = ['api-keys', accountId];
   const list = useQuery({
@@ -54,11 +53,10 @@ export function ApiKeysPage() {
   });
   const create = useMutation({
     mutationFn: () =>
-      unwrap(client.POST<{ key: string }>('/accounts/{accountId}/api-keys', { params: { path: { accountId } }, body: { name: name || undefined, scopes, read_only: readOnly } })),
+      unwrap(client.POST<{ key: string }>('/accounts/{accountId}/api-keys', { params: { path: { accountId } }, body: { scopes, read_only: readOnly, ...(expiresIn ? { expires_in_days: Number(expiresIn) } : {}) } })),
     onSuccess: (r) => {
       setSecret(r.key);
       setScopes([]);
-      setName('');
       void qc.invalidateQueries({ queryKey: key });
     },
   });
@@ -77,14 +75,20 @@ export function ApiKeysPage() {
           create.mutate();
         }}
       >
-        <label>
-          Name
-          <input value={name} onChange={(e) => setName(e.target.value)} maxLength={80} />
-        </label>
         <ScopeChecks role={role} value={scopes} onChange={setScopes} />
         <label className="check">
           <input type="checkbox" checked={readOnly} onChange={(e) => setReadOnly(e.target.checked)} />
           Read-only
+        </label>
+        <label>
+          Expires after
+          <select value={expiresIn} onChange={(e) => setExpiresIn(e.target.value)}>
+            <option value="">Never</option>
+            <option value="7">7 days</option>
+            <option value="30">30 days</option>
+            <option value="90">90 days</option>
+            <option value="365">1 year</option>
+          </select>
         </label>
         <button type="submit" disabled={create.isPending}>
           Create key
@@ -110,7 +114,7 @@ export function ApiKeysPage() {
           {(list.data?.data ?? []).map((c) => (
             <tr key={c.id}>
               <td>
-                <code>{c.prefix}…</code> {c.name}
+                <code>{c.prefix}…</code>
               </td>
               <td>{c.kind === 'api_key' ? 'API key' : 'agent token'}</td>
               <td className="small">{c.scopes.join(', ')}</td>

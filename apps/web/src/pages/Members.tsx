@@ -7,10 +7,8 @@ interface Member {
   user_id: string;
   identity_id: string;
   email: string;
-  name?: string | null;
   role: string;
-  created_at?: string;
-  added_at?: string;
+  joined_at: string;
 }
 
 export function MembersPage() {
@@ -38,7 +36,7 @@ export function MembersPage() {
             <tr key={m.user_id}>
               <td>{m.email}</td>
               <td>{m.role}</td>
-              <td>{formatTime(m.created_at ?? m.added_at)}</td>
+              <td>{formatTime(m.joined_at)}</td>
             </tr>
           ))}
         </tbody>

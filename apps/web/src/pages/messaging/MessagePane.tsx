@@ -5,6 +5,15 @@ import { ApiError, client, unwrap, type Page } from '../../api/client';
 import type { Message } from '../../api/types';
 import { ConfirmButton, ErrorNote, formatTime } from '../../components/ui';
 
+/** Identity id → name, for authors (people and agents); ids stand in until it loads. */
+export function useIdentityNames(accountId: string): Map<string, string> {
+  const q = useQuery({
+    queryKey: ['identities', accountId],
+    queryFn: () => unwrap(client.GET<Page<{ id: string; name: string; kind: string }>>('/accounts/{accountId}/identities', { params: { path: { accountId }, query: { limit: 200 } } })),
+  });
+  return new Map((q.data?.data ?? []).map((i) => [i.id, i.name]));
+}
+
 const REACTIONS: Array<[string, string]> = [
   ['thumbsup', '👍'],
   ['heart', '❤️'],
@@ -44,7 +53,7 @@ function Composer({ label, button, onSend }: { label: string; button: string; on
   );
 }
 
-function MessageItem({ accountId, channelId, m, threadHref, onChanged }: { accountId: string; channelId: string; m: Message; threadHref?: string; onChanged: () => void }) {
+function MessageItem({ accountId, channelId, m, threadHref, onChanged, names }: { accountId: string; channelId: string; m: Message; threadHref?: string; onChanged: () => void; names: Map<string, string> }) {
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(m.text);
   const [version, setVersion] = useState(m.version);
@@ -76,7 +85,7 @@ function MessageItem({ accountId, channelId, m, threadHref, onChanged }: { accou
   return (
     <li className="message">
       <div className="meta">
-        <strong>{m.author}</strong> <time dateTime={m.created_at}>{formatTime(m.created_at)}</time>
+        <strong>{names.get(m.author) ?? m.author}</strong> <time dateTime={m.created_at}>{formatTime(m.created_at)}</time>
         {m.edited_at && <span className="muted"> (edited)</span>}
       </div>
       {editing ? (
@@ -176,6 +185,7 @@ export function MessagePane({ accountId, channelId, title, base, threadTs }: { a
         }),
       ),
   });
+  const names = useIdentityNames(accountId);
   const refresh = () => {
     void qc.invalidateQueries({ queryKey: key });
     void qc.invalidateQueries({ queryKey: ['thread', accountId, channelId] });
@@ -202,7 +212,7 @@ export function MessagePane({ accountId, channelId, title, base, threadTs }: { a
         {messages.isSuccess && rows.length === 0 && <p>No messages yet. Write the first one above.</p>}
         <ul className="message-list">
           {rows.map((m) => (
-            <MessageItem key={m.ts} accountId={accountId} channelId={channelId} m={m} threadHref={`${base}/threads/${m.ts}`} onChanged={refresh} />
+            <MessageItem key={m.ts} accountId={accountId} channelId={channelId} m={m} threadHref={`${base}/threads/${m.ts}`} onChanged={refresh} names={names} />
           ))}
           <li ref={sentinel} aria-hidden="true" />
         </ul>
@@ -219,7 +229,7 @@ export function MessagePane({ accountId, channelId, title, base, threadTs }: { a
           <ErrorNote error={thread.error} />
           <ul className="message-list">
             {(thread.data?.data ?? []).map((m) => (
-              <MessageItem key={m.ts} accountId={accountId} channelId={channelId} m={m} onChanged={refresh} />
+              <MessageItem key={m.ts} accountId={accountId} channelId={channelId} m={m} onChanged={refresh} names={names} />
             ))}
           </ul>
           <Composer label="Reply" button="Send reply" onSend={(t) => post(t, threadTs)} />
