@@ -90,6 +90,7 @@ async function main(): Promise<void> {
           `account:   ${demo.accountId}`,
           `owner:     ${demo.email} / ${demo.password}   (sign in on the web host)`,
           `API key:   ${demo.apiKey}`,
+          `web app:   ${config.publicWebUrl}   (sign in as the owner above)`,
           '',
           'Try:',
           `  curl -H "Authorization: Bearer ${demo.apiKey}" ${config.publicApiUrl}/accounts/${demo.accountId}`,

@@ -171,6 +171,7 @@ test('delivery log: filter to dead, replay one, then Replay failed since… and 
   await eventually(async () => ((await table.getByRole('row').count()) === 4 ? true : null), 10_000, 'three dead rows');
   expect(await table.getByRole('row').filter({ hasText: 'delivered' }).count()).toBe(0);
   expect(await seriousViolations(page)).toEqual([]);
+  await log.getByRole('heading', { name: 'Delivery log' }).evaluate((el) => el.scrollIntoView());
   await screenshot(page, 'delivery-log');
 
   const first = table.getByRole('row').nth(1);

@@ -11,6 +11,7 @@ import { webhookEndpointsRouter } from './webhooks/endpoints';
 import { webhookConsoleRouter } from './webhooks/console';
 import { apiKeysRouter } from './api-keys';
 import { usageRouter } from './usage';
+import { approvalsListRouter } from './approvals-list';
 
 /**
  * The ONE router tree both hosts serve; authentication (the host's policy) runs before it.
@@ -33,6 +34,7 @@ export function buildRouter(): Router {
   account.use(webhookConsoleRouter());
   account.use(apiKeysRouter());
   account.use(usageRouter());
+  account.use(approvalsListRouter());
 
   const root = Router();
   root.use('/accounts/:accountId', account);

@@ -94,6 +94,7 @@ export const ROUTES: RouteRow[] = [
   { method: 'POST', path: `${A}/api-keys`, body: ['scopes', 'read_only', 'expires_in_days'], example: () => ({ scopes: ['audit:read'] }) },
   { method: 'POST', path: `${A}/api-keys/:keyId/revoke` },
   { method: 'GET', path: `${A}/usage` },
+  { method: 'GET', path: `${A}/approvals` },
 ];
 
 export const rowsFor = (host: Host) => ROUTES.filter((r) => (r.hosts ?? ['api', 'web']).includes(host));

@@ -26,7 +26,10 @@ function ApprovalCard({ accountId, approvalId }: { accountId: string; approvalId
   const decide = useMutation({
     mutationFn: (d: 'approve' | 'deny') =>
       unwrap(client.POST<{ status: string; job_id: string | null }>(`/accounts/{accountId}/approvals/{approvalId}/${d}`, { params: { path: { accountId, approvalId } } })),
-    onSuccess: () => void qc.invalidateQueries({ queryKey: key }),
+    onSuccess: () => {
+      void qc.invalidateQueries({ queryKey: key });
+      void qc.invalidateQueries({ queryKey: ['approvals', accountId] });
+    },
   });
   const a = approval.data;
   return (
@@ -34,7 +37,7 @@ function ApprovalCard({ accountId, approvalId }: { accountId: string; approvalId
       <ErrorNote error={approval.error} />
       {a && (
         <>
-          <h2 id={`apr-${approvalId}`}>{a.summary}</h2>
+          <h3 id={`apr-${approvalId}`}>{a.summary}</h3>
           <dl className="facts">
             <dt>Status</dt>
             <dd>
@@ -83,6 +86,11 @@ export function ApprovalsPage() {
   const { approvalId } = useParams();
   const navigate = useNavigate();
   const [id, setId] = useState('');
+  const pending = useQuery({
+    queryKey: ['approvals', accountId],
+    queryFn: () => unwrap(client.GET<{ data: Array<{ id: string }> }>('/accounts/{accountId}/approvals', { params: { path: { accountId } } })),
+  });
+  const others = (pending.data?.data ?? []).filter((p) => p.id !== approvalId);
   return (
     <>
       <h1>Approvals</h1>
@@ -104,6 +112,12 @@ export function ApprovalsPage() {
         <button type="submit">Open</button>
       </form>
       {approvalId && <ApprovalCard accountId={accountId} approvalId={approvalId} />}
+      <h2>Waiting for you</h2>
+      <ErrorNote error={pending.error} />
+      {pending.isSuccess && others.length === 0 && <p>Nothing else is waiting for your decision.</p>}
+      {others.map((p) => (
+        <ApprovalCard key={p.id} accountId={accountId} approvalId={p.id} />
+      ))}
     </>
   );
 }
