@@ -12,7 +12,8 @@ import { AccountPage } from './pages/Account';
 import { MembersPage } from './pages/Members';
 import { ChannelsPage } from './pages/messaging/Channels';
 import { DirectMessagesPage } from './pages/messaging/DirectMessages';
-import { FilesPage, MirrorsPage, SearchPage } from './pages/Pending';
+import { FilesPage, MirrorsPage } from './pages/Pending';
+import { SearchPage } from './pages/Search';
 import { NotFoundPage } from './pages/NotFound';
 
 /** The approval link a credential receives is the API path; a person following it lands on the Approvals page. */

@@ -4,7 +4,7 @@ import { useAccountId } from '../api/hooks';
 import { EmptyState } from '../components/ui';
 
 /**
- * Files, Search and Mirrors sit on routes that are still being built. Each page asks its route
+ * Files and Mirrors sit on routes that are still being built. The Files page asks its route
  * once; until it answers, an empty state says what to do instead.
  */
 function useRouteAnswers(path: string, query?: Record<string, string>) {
@@ -28,17 +28,6 @@ export function FilesPage() {
           Uploads, the file list and downloads appear here once this server has the files routes. Until then, attach a link to a message in{' '}
           <strong>Channels</strong>.
         </p>
-      </EmptyState>
-    </>
-  );
-}
-
-export function SearchPage() {
-  return (
-    <>
-      <h1>Search</h1>
-      <EmptyState title="Search is coming to this page">
-        <p>Searching messages with highlights and filters appears here once this server has the search route with them. Until then, read a channel in Channels.</p>
       </EmptyState>
     </>
   );
