@@ -27,6 +27,11 @@ export function webBuildIsCurrent(): boolean {
 export function ensureWebBuild(log: (line: string) => void = () => undefined): boolean {
   if (webBuildIsCurrent()) return false;
   log('building the web app (apps/web → apps/web/dist)…');
-  execFileSync('npm', ['run', '-s', 'build', '-w', '@teamchat/web', '--', '--logLevel', 'warn'], { cwd: path.resolve(WEB, '..', '..'), stdio: 'inherit' });
+  execFileSync('npm', ['run', '-s', 'build', '-w', '@teamchat/web', '--', '--logLevel', 'warn'], {
+    cwd: path.resolve(WEB, '..', '..'),
+    stdio: 'inherit',
+    // Always the production build: Jest sets NODE_ENV=test, which would make Vite bundle React's development build.
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
   return true;
 }

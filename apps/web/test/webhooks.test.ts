@@ -68,7 +68,6 @@ test('register a webhook on the Webhooks page, copy its secret once, and verify 
   // the list: a link named by the URL, with its state
   const link = page.getByRole('link', { name: rx.url(path) });
   await link.waitFor();
-  await screenshot(page, 'webhooks');
   await link.click();
   await page.getByRole('heading', { name: rx.url(path), level: 1 }).waitFor();
   await page.getByRole('button', { name: 'Send test event' }).click();
@@ -194,5 +193,17 @@ test('delivery log: filter to dead, replay one, then Replay failed since… and 
   await page.getByText('Replayed 2 of 2 deliveries.').waitFor({ timeout: 30_000 });
   const again = mine().slice(before).map((r) => JSON.parse(r.body).id).sort();
   expect(again).toEqual([...events].sort());
+
+  // the list shows each endpoint's health and state in words: one a credential registered, one turned off
+  await request(env.h.api).post(`/accounts/${live.accountId}/webhooks`).set(bearer(key)).send({ url: rx.url(pathOf()), events: ['mention'], channels: 'all' }).expect(201);
+  const off = await web.agent.post(`/accounts/${live.accountId}/webhooks`).set('X-CSRF-Token', web.csrf)
+    .send({ url: rx.url(pathOf()), events: ['dm.received'], channels: 'all', enabled: false }).expect(201);
+  await page.goto(`/a/${live.accountId}/webhooks`);
+  await page.getByRole('link', { name: off.body.url }).waitFor();
+  await page.getByText('awaiting_enable').waitFor();
+  await page.getByText('manual', { exact: true }).waitFor();
+  expect(await page.getByRole('row').filter({ has: page.getByRole('link', { name: rx.url(path) }) }).getByText('%').count()).toBe(1);
+  expect(await seriousViolations(page)).toEqual([]);
+  await screenshot(page, 'webhooks');
   await context.close();
 });

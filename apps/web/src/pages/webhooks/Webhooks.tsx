@@ -111,7 +111,7 @@ function AddEndpointForm({ onCreated }: { onCreated: (e: Endpoint) => void }) {
 
 function rate(e: Endpoint): string {
   const r = e.health?.success_rate_24h;
-  return r === null || r === undefined ? '—' : `${Math.round(r * 100)} % of ${e.health?.attempts_24h}`;
+  return r === null || r === undefined ? '—' : `${Math.round(r * 100)} % of ${e.health?.attempts_24h} attempts`;
 }
 
 export function WebhooksPage() {
