@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { startWorker, type RunningWorker } from '../../../worker/src/worker';
 import { manualDeliveryKey } from '@teamchat/core';
+import { sql } from '@teamchat/db';
 import { addPerson, bearer, newAccount, newKey, signInWeb, type Harness } from '../../../../test/support/harness';
 import { startReceiver, type Receiver } from '../../../../test/support/https-receiver';
 import { createEndpointRow, eventually, startWebhookHarness } from '../../../../test/support/webhooks';
@@ -93,11 +94,31 @@ test('replay failed since: counts each failed event once, replays them in a job 
     const j = (await request(h.api).get(started.job_url).set(bearer(s.key)).expect(200)).body;
     return j.status === 'succeeded' || j.status === 'failed' ? j : null;
   });
-  expect(job).toMatchObject({ status: 'succeeded', result: { replayed: 2, outcomes: { delivered: 2 } } });
+  expect(job).toMatchObject({ status: 'succeeded', result: { replayed: 2, skipped: 0, outcomes: { delivered: 2 } } });
   const replayedEvents = s.mine().slice(3).map((r) => JSON.parse(r.body).id);
   expect(replayedEvents.sort()).toEqual([...failedEvents].sort());
   // the replays were delivered: no event's latest delivery is failed any more
   expect((await s.get(`/replay-failed?since=${encodeURIComponent(since)}`).expect(200)).body).toMatchObject({ count: 0, replays_left_this_hour: 58 });
+});
+
+test('the replay job acts for its requester as they are when it runs: demoted to member, it replays nothing', async () => {
+  const s = await setup();
+  const since = new Date(Date.now() - 60_000).toISOString();
+  rx.script({ status: 500 });
+  await s.post('/test').expect(200);
+  const admin = await addPerson(h, s.a.accountId, 'admin');
+  const web = await signInWeb(h, admin.email);
+  // the worker of this file runs jobs at once; stop it from taking this one before the demotion
+  await worker.close();
+  const started = (await web.agent.post(`${s.base}/replay-failed`).set('X-CSRF-Token', web.csrf).send({ since }).expect(202)).body;
+  await h.deps.database.db.execute(sql`UPDATE members SET role = 'member' WHERE account_id = ${s.a.accountId} AND user_id = ${admin.user_id}`);
+  worker = startWorker(h.deps, { maintenanceIntervalMs: 60_000, webhooks: { accountIds: [] } });
+  const job = await eventually(async () => {
+    const j = (await request(h.api).get(started.job_url).set(bearer(s.key)).expect(200)).body;
+    return j.status === 'succeeded' || j.status === 'failed' ? j : null;
+  });
+  expect(job).toMatchObject({ status: 'failed', error: { code: 'forbidden' } });
+  expect(s.mine()).toHaveLength(1);
 });
 
 test('replay failed since stays within the replay limit (60 per hour per endpoint): over it, 429 and nothing is taken or started', async () => {

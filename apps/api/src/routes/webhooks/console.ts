@@ -2,7 +2,7 @@ import { Router } from 'express';
 import Joi from 'joi';
 import {
   BULK_REPLAY_MAX, countReplayable, createJob, endpointStats, getDeliveryDetail, REPLAY_FAILED_JOB, replaysLeft, requireEndpoint,
-  requireSendableEndpoint, reserveReplays, STATS_WINDOWS, toJobView, type StatsWindow,
+  replayRequesterOf, requireSendableEndpoint, reserveReplays, STATS_WINDOWS, toJobView, type StatsWindow,
 } from '@teamchat/core';
 import { requireScope } from '../../http/account';
 import { actorOf, depsOf, locals } from '../../http/locals';
@@ -58,7 +58,7 @@ export function webhookConsoleRouter(): Router {
     if (count > 0) await reserveReplays(deps.redis, deps.config.redisPrefix, endpointId, count);
     const job = await createJob(deps.database.db, {
       accountId, type: REPLAY_FAILED_JOB, createdByUserId: actorOf(res).userId,
-      payload: { endpoint_id: endpointId, since: from.toISOString(), until: until.toISOString(), count },
+      payload: { endpoint_id: endpointId, since: from.toISOString(), until: until.toISOString(), count, requested_by: replayRequesterOf(actorOf(res)) },
     });
     // After the row is written; if Redis is away the worker's sweep enqueues it.
     await deps.jobQueue.enqueue(job.id).catch((err: Error) => l.log.warn('enqueue of replay job failed', { error: err.message }));

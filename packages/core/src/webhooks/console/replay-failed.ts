@@ -3,6 +3,9 @@ import { sql, type Executor } from '@teamchat/db';
 import type Redis from 'ioredis';
 import { defineJob } from '../../jobs/catalogue';
 import { AppError } from '../../errors';
+import { getMembership } from '../../accounts/people';
+import type { Actor, Via } from '../../principal';
+import { isManager, type Role } from '../../scopes';
 import { manualDeliveryKey, MANUAL_DELIVERY_LIMITS } from '../delivery/manual-limits';
 import { replayDelivery } from '../delivery/replay';
 
@@ -69,22 +72,68 @@ export async function reserveReplays(redis: Redis, prefix: string, endpointId: s
   );
 }
 
-/** The replay job: recomputes the list as of the request (`until`), replays each in order, and reports. */
-export const replayFailedJob = defineJob<{ endpoint_id: string; since: string; until: string; count: number }>({
+/** Who asked for a bulk replay, as the job records it (the job acts for them when it runs). */
+export interface ReplayRequester {
+  via: Via;
+  principal_id: string;
+  user_id: string;
+  identity_id: string;
+}
+
+export function replayRequesterOf(actor: Actor): ReplayRequester {
+  return { via: actor.principal.via, principal_id: actor.principal.id, user_id: actor.userId, identity_id: actor.identityId };
+}
+
+/**
+ * The requester as they are when the job runs: still a seat in the account with a role that may
+ * manage webhooks, or the job runs nothing (as an approved step re-checks its approver).
+ */
+async function requesterNow(deps: { database: { db: Executor } }, accountId: string, r: ReplayRequester): Promise<Actor> {
+  const seat = await getMembership(deps.database.db, accountId, r.user_id);
+  if (!seat || !isManager(seat.role as Role)) {
+    throw new AppError('forbidden', 'The person who asked for this replay may no longer manage webhooks here; nothing was replayed.', { reason: 'role' });
+  }
+  return {
+    principal: { via: r.via, id: r.principal_id, userId: r.user_id, readOnly: false },
+    accountId, userId: r.user_id, identityId: r.identity_id, role: seat.role as Role, scopes: new Set(['webhooks:manage']),
+  };
+}
+
+/**
+ * The replay job: recomputes the list as of the request (`until`), replays each in order through
+ * the one replay use case (so its rules hold: a `text` body from a channel the requester cannot
+ * read is not sent, and is counted as `skipped`), and reports.
+ */
+export const replayFailedJob = defineJob<{ endpoint_id: string; since: string; until: string; count: number; requested_by: ReplayRequester }>({
   type: REPLAY_FAILED_JOB,
   payload: Joi.object({
     endpoint_id: Joi.string().max(80).required(),
     since: Joi.date().iso().required(),
     until: Joi.date().iso().required(),
     count: Joi.number().integer().min(0).max(BULK_REPLAY_MAX).required(),
+    requested_by: Joi.object({
+      via: Joi.string().valid('api_key', 'agent_token', 'web_session').required(),
+      principal_id: Joi.string().max(80).required(),
+      user_id: Joi.string().max(80).required(),
+      identity_id: Joi.string().max(80).required(),
+    }).required(),
   }),
   async run(deps, payload, job) {
+    const actor = await requesterNow(deps, job.accountId, payload.requested_by);
     const ids = (await replayable(deps.database.db, payload.endpoint_id, new Date(payload.since), new Date(payload.until))).slice(0, payload.count);
     const outcomes: Record<string, number> = {};
+    let replayed = 0;
+    let skipped = 0;
     for (const deliveryId of ids) {
-      const r = await replayDelivery(deps, { accountId: job.accountId, endpointId: payload.endpoint_id, deliveryId });
-      outcomes[r.status] = (outcomes[r.status] ?? 0) + 1;
+      try {
+        const r = await replayDelivery(deps, { accountId: job.accountId, endpointId: payload.endpoint_id, deliveryId, actor });
+        outcomes[r.status] = (outcomes[r.status] ?? 0) + 1;
+        replayed += 1;
+      } catch (err) {
+        if (err instanceof AppError && err.extras.reason === 'cannot_read_channel') skipped += 1;
+        else throw err;
+      }
     }
-    return { replayed: ids.length, outcomes };
+    return { replayed, skipped, outcomes };
   },
 });
