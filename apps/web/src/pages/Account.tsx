@@ -28,7 +28,6 @@ interface Usage {
 function Bar({ label, used, limit }: { label: string; used: number | null; limit: number }) {
   return (
     <div className="meter">
-      <span>{label}</span>
       <meter min={0} max={limit} value={used ?? 0} aria-label={label} />
       <span className="small">
         {used === null ? 'unknown' : used.toLocaleString()} of {limit.toLocaleString()}

@@ -23,7 +23,7 @@ export function FilesPage() {
   return (
     <>
       <h1>Files</h1>
-      <EmptyState title={live.data ? 'No files yet' : 'Files are not available on this server yet'}>
+      <EmptyState title={live.data ? 'Files are coming to this page' : 'Files are not available on this server yet'}>
         <p>
           Uploads, the file list and downloads appear here once this server has the files routes. Until then, attach a link to a message in{' '}
           <strong>Channels</strong>.

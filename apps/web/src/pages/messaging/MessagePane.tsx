@@ -14,11 +14,8 @@ export function useIdentityNames(accountId: string): Map<string, string> {
   return new Map((q.data?.data ?? []).map((i) => [i.id, i.name]));
 }
 
-const REACTIONS: Array<[string, string]> = [
-  ['thumbsup', '👍'],
-  ['heart', '❤️'],
-  ['eyes', '👀'],
-];
+/** Reactions offered on every message, by Slack-style name (shown as `:name:`, so no emoji font is needed). */
+const REACTIONS = ['thumbsup', 'heart', 'eyes'];
 
 function Composer({ label, button, onSend }: { label: string; button: string; onSend: (text: string) => Promise<unknown> }) {
   const [text, setText] = useState('');
@@ -131,9 +128,9 @@ function MessageItem({ accountId, channelId, m, threadHref, onChanged, names }: 
             :{r.emoji}: {r.count}
           </span>
         ))}
-        {REACTIONS.map(([name, glyph]) => (
+        {REACTIONS.map((name) => (
           <button key={name} type="button" aria-label={`React ${name}`} onClick={() => react.mutate(name)}>
-            {glyph}
+            +:{name}:
           </button>
         ))}
         {threadHref && (
