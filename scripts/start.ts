@@ -10,6 +10,7 @@ import path from 'node:path';
 import { ConfigError, WARNED_MARKER, loadConfig, seedDemoIfEmpty } from '@teamchat/core';
 import { createDatabase, ensureDatabase, runMigrations } from '@teamchat/db';
 import { DevServiceError, ensureDevServices, stopDevServices, type DevService } from './dev-services';
+import { ensureWebBuild } from './web-build';
 
 const ROOT = path.resolve(__dirname, '..');
 const HOW_TO_START = 'start it with `docker compose -f docker/compose.yml up -d postgres redis`, or the system service';
@@ -91,6 +92,7 @@ async function main(): Promise<void> {
           `account:   ${demo.accountId}`,
           `owner:     ${demo.email} / ${demo.password}   (sign in on the web host)`,
           `API key:   ${demo.apiKey}`,
+          `web app:   ${config.publicWebUrl}   (sign in as the owner above)`,
           '',
           'Try:',
           `  curl -H "Authorization: Bearer ${demo.apiKey}" ${config.publicApiUrl}/accounts/${demo.accountId}`,
@@ -107,6 +109,12 @@ async function main(): Promise<void> {
     await database.close();
   }
 
+  // The web host serves the app's build (docs/web.md); make it when it is missing or stale.
+  try {
+    ensureWebBuild((line) => process.stdout.write(`${line}\n`));
+  } catch (err) {
+    die(`the web app did not build: ${(err as Error).message}`);
+  }
   children.push(run('api', 'apps/api/src/server.ts'));
   children.push(run('mcp', 'apps/mcp/src/server.ts'));
   children.push(run('worker', 'apps/worker/src/main.ts'));

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { ensureDevServices, DevServiceError, type DevService } from '../../scripts/dev-services';
 import { createMigratedDatabase } from './databases';
 import { testServerUrl } from './env';
+import { ensureWebBuild } from '../../scripts/web-build';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -32,6 +33,8 @@ export default async function globalSetup(): Promise<void> {
   for (const s of services.started) process.stdout.write(`\nstarted ${s.description} for this run\n`);
   if (services.databaseUrl !== testServerUrl()) process.env.TEST_SERVER_URL = services.databaseUrl;
   if (services.redisUrl !== redisUrl) process.env.REDIS_URL = services.redisUrl;
+  // The browser tests (apps/web/test) drive the built app; built once here, before the workers start.
+  ensureWebBuild((line) => process.stdout.write(`${line}\n`));
   const { url } = await createMigratedDatabase(`teamchat_test_${Date.now().toString(36)}`);
   process.env.TEST_DATABASE_URL = url;
 }

@@ -11,6 +11,7 @@ import { authRouter } from './routes/auth';
 import { buildRouter } from './routes';
 import { healthRouter } from './routes/health';
 import { uploadTargetRouter } from './routes/upload-target';
+import { webAppRouter, webSecurityHeaders } from './http/web-app';
 
 /** Request bodies above this (after decompression) answer 400 invalid_request, reason body_too_large (docs/api.md "Hostile input"). */
 export const BODY_LIMIT = '1mb';
@@ -46,6 +47,9 @@ export function createApp(deps: Deps, host: Host): Express {
   app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
 
   if (host === 'web') {
+    // The web app (static files, and index.html for a browser's navigation) needs no session.
+    app.use(webSecurityHeaders);
+    app.use(webAppRouter());
     // Only the web host authenticates by cookie; the API host parses them only to refuse a
     // browser session that sent no bearer (authenticate.ts), not on every request.
     app.use(cookieParser());

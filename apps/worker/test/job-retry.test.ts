@@ -65,6 +65,7 @@ test('issue 7 item 10: production code registers no test-only job type', () => {
     require('@teamchat/worker/src/worker');
     const types = (require('@teamchat/core') as { registeredJobTypes(): string[] }).registeredJobTypes();
     expect(types).toContain('message.delete');
+    expect(types).toContain('webhook.replay_failed');
     expect(types.filter((t) => t.startsWith('test.') || t === 'echo')).toEqual([]);
   });
   // Sanity: in this module registry the test types are there, because this file imported them.

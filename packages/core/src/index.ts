@@ -42,3 +42,4 @@ export * from './notifications';
 export * from './mcp/session-header';
 export * from './metrics';
 export * from './ops';
+export * from './webhooks/console';

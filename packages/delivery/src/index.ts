@@ -21,3 +21,4 @@ export * from './manual';
 export * from './test-event';
 export * from './replay';
 export * from './enable-test';
+export * from './replay-failed-job';

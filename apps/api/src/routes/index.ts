@@ -9,6 +9,10 @@ import { messagingRouters } from './messaging';
 import { searchRouter } from './search';
 import { webhookDeliveriesRouter } from './webhooks/deliveries';
 import { webhookEndpointsRouter } from './webhooks/endpoints';
+import { webhookConsoleRouter } from './webhooks/console';
+import { apiKeysRouter } from './api-keys';
+import { usageRouter } from './usage';
+import { approvalsListRouter } from './approvals-list';
 
 /**
  * The ONE router tree both hosts serve; authentication (the host's policy) runs before it.
@@ -28,6 +32,11 @@ export function buildRouter(): Router {
   account.use(filesRouter());
   account.use(webhookDeliveriesRouter());
   account.use(webhookEndpointsRouter());
+  // The web app's additive routes (docs/web.md).
+  account.use(webhookConsoleRouter());
+  account.use(apiKeysRouter());
+  account.use(usageRouter());
+  account.use(approvalsListRouter());
 
   const root = Router();
   root.use('/accounts/:accountId', account);

@@ -91,8 +91,17 @@ export const ROUTES: RouteRow[] = [
   { method: 'POST', path: `${WH}/:endpointId/reveal` },
   { method: 'POST', path: `${WH}/:endpointId/rotate` },
   { method: 'POST', path: `${WH}/:endpointId/test` },
-  { method: 'GET', path: `${WH}/:endpointId/deliveries`, list: true },
+  { method: 'GET', path: `${WH}/:endpointId/deliveries`, list: true, query: ['status', 'event_type', 'event_id', 'since', 'until'] },
   { method: 'POST', path: `${WH}/:endpointId/deliveries/:deliveryId/replay` },
+  // The web app's additive routes (docs/web.md)
+  { method: 'GET', path: `${WH}/:endpointId/deliveries/:deliveryId` },
+  { method: 'GET', path: `${WH}/:endpointId/replay-failed`, query: ['since'] },
+  { method: 'POST', path: `${WH}/:endpointId/replay-failed`, body: ['since'], example: () => ({ since: '2025-01-01T00:00:00.000Z' }) },
+  { method: 'GET', path: `${WH}/:endpointId/stats`, query: ['window'] },
+  { method: 'POST', path: `${A}/api-keys`, body: ['scopes', 'read_only', 'expires_in_days'], example: () => ({ scopes: ['audit:read'] }) },
+  { method: 'POST', path: `${A}/api-keys/:keyId/revoke` },
+  { method: 'GET', path: `${A}/usage` },
+  { method: 'GET', path: `${A}/approvals` },
 ];
 
 export const rowsFor = (host: Host) => ROUTES.filter((r) => (r.hosts ?? ['api', 'web']).includes(host));

@@ -9,3 +9,4 @@ export * from './refusals';
 export * from './availability';
 export * from './local-window';
 export * from './heavy-reads';
+export * from './seat-usage';

@@ -21,3 +21,4 @@ export * from './approvals/request-approval';
 export * from './approvals/decide-approval';
 // Registers the 'message.delete' job handler in the catalogue: the worker gets it by importing @teamchat/core.
 export * from './approvals/delete-job';
+export * from './approvals/list-approvals';

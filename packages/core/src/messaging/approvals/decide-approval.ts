@@ -44,7 +44,7 @@ export interface Decider {
  * to anyone outside it, an owner or admin included; an admin outside a regular channel would
  * have to join it first, in the open.
  */
-async function mayDecide(db: Executor, who: Decider, row: ApprovalRow): Promise<boolean> {
+export async function mayDecide(db: Executor, who: Decider, row: ApprovalRow): Promise<boolean> {
   if (row.ownerIdentityId && row.ownerIdentityId !== who.identityId) {
     const owner = await getIdentity(db, row.accountId, row.ownerIdentityId);
     if (owner?.kind === 'agent' && owner.approvedByUserId === who.userId) return true;

@@ -1,0 +1,92 @@
+import { useInfiniteQuery } from '@tanstack/react-query';
+import { useSearchParams } from 'react-router';
+import { client, unwrap, type Page } from '../api/client';
+import { useAccountId } from '../api/hooks';
+import { ErrorNote, formatTime } from '../components/ui';
+
+interface AuditEntry {
+  id: string;
+  action: string;
+  actor: { user_id: string | null; identity_id: string | null; credential_id: string | null; via: string };
+  target: { type: string; id: string } | null;
+  redacted?: boolean;
+  created_at: string;
+}
+
+export function AuditPage() {
+  const accountId = useAccountId();
+  const [params, setParams] = useSearchParams();
+  const action = params.get('action') ?? '';
+  const actor = params.get('actor') ?? '';
+  const since = params.get('since') ?? '';
+  const set = (k: string, v: string) => {
+    const next = new URLSearchParams(params);
+    if (v) next.set(k, v);
+    else next.delete(k);
+    setParams(next, { replace: true });
+  };
+  const log = useInfiniteQuery({
+    queryKey: ['audit', accountId],
+    initialPageParam: '',
+    queryFn: ({ pageParam }) =>
+      unwrap(client.GET<Page<AuditEntry>>('/accounts/{accountId}/audit', { params: { path: { accountId }, query: { limit: 200, cursor: pageParam || undefined } } })),
+    getNextPageParam: (last) => last.next_cursor ?? undefined,
+  });
+  // Filters apply to the pages loaded so far ("Load more" reaches further back).
+  const rows = (log.data?.pages.flatMap((p) => p.data) ?? []).filter(
+    (r) =>
+      (!action || r.action.includes(action)) &&
+      (!actor || [r.actor.user_id, r.actor.identity_id, r.actor.credential_id, r.actor.via].some((v) => v?.includes(actor))) &&
+      (!since || r.created_at >= new Date(since).toISOString()),
+  );
+  return (
+    <>
+      <h1>Audit log</h1>
+      <div className="filters">
+        <label>
+          Action
+          <input value={action} onChange={(e) => set('action', e.target.value)} placeholder="api_key.created" />
+        </label>
+        <label>
+          Actor
+          <input value={actor} onChange={(e) => set('actor', e.target.value)} placeholder="usr_… or web_session" />
+        </label>
+        <label>
+          Since
+          <input type="date" value={since} onChange={(e) => set('since', e.target.value)} />
+        </label>
+      </div>
+      <ErrorNote error={log.error} />
+      <table>
+        <caption className="sr-only">Audit entries, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Time</th>
+            <th scope="col">Action</th>
+            <th scope="col">Actor</th>
+            <th scope="col">Target</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.id}>
+              <td>{formatTime(r.created_at)}</td>
+              <td>
+                <code>{r.action}</code>
+              </td>
+              <td>
+                {r.actor.via} <span className="muted small">{r.actor.user_id ?? r.actor.identity_id ?? ''}</span>
+              </td>
+              <td>{r.redacted ? 'hidden (a channel you cannot read)' : r.target ? `${r.target.type} ${r.target.id}` : '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {log.hasNextPage && (
+        <button type="button" onClick={() => void log.fetchNextPage()}>
+          Load more
+        </button>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,3 @@
+export * from './delivery-log-query';
+export * from './replay-failed';
+export * from './stats';
