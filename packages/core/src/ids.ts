@@ -48,6 +48,8 @@ export const ID_PREFIXES = {
   delivery: 'dlv',
   webhookBody: 'whb',
   notification: 'ntf',
+  mirror: 'mir',
+  mirrorDelivery: 'mdl',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
