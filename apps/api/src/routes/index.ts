@@ -5,6 +5,7 @@ import { accountRouter } from './account';
 import { directoryRouter } from './directory';
 import { operationsRouter } from './jobs';
 import { messagingRouters } from './messaging';
+import { mirrorsRouter } from './mirrors';
 import { searchRouter } from './search';
 import { webhookDeliveriesRouter } from './webhooks/deliveries';
 import { webhookEndpointsRouter } from './webhooks/endpoints';
@@ -26,6 +27,7 @@ export function buildRouter(): Router {
   account.use(searchRouter());
   account.use(webhookDeliveriesRouter());
   account.use(webhookEndpointsRouter());
+  account.use(mirrorsRouter());
 
   const root = Router();
   root.use('/accounts/:accountId', account);
