@@ -1,3 +1,4 @@
+import { retryAfterMs, RETRY_AFTER_DEFAULT_MS, RETRY_AFTER_MAX_MS } from '../src/mirrors/pace';
 import { lineText, MIRROR_FORMATS, neutralise, packMessages, splitText, testMessageBody, type MirrorLine } from '../src/mirrors/format';
 
 /** docs/mirrors.md "Formats": each format's body, the line's shape, mentions neutralised, Discord's split. */
@@ -73,5 +74,22 @@ describe('mirror formats', () => {
 
   it.each(MIRROR_FORMATS)('%s: the test message is valid JSON', (format) => {
     expect(() => JSON.parse(testMessageBody(format))).not.toThrow();
+  });
+});
+
+describe('the receiver\'s pace (429)', () => {
+  const now = new Date('2026-01-01T00:00:00Z');
+  const answer = (headers: Record<string, string>, body = '') => ({ headers, body });
+  it('Retry-After in seconds or as an HTTP date', () => {
+    expect(retryAfterMs(answer({ 'retry-after': '3' }), now)).toBe(3000);
+    expect(retryAfterMs(answer({ 'retry-after': 'Thu, 01 Jan 2026 00:00:10 GMT' }), now)).toBe(10_000);
+  });
+  it('Discord\'s JSON retry_after (fractional seconds) when there is no header', () => {
+    expect(retryAfterMs(answer({}, '{"retry_after": 1.25, "global": false}'), now)).toBe(1250);
+  });
+  it('nothing usable: a short default; a huge value is capped', () => {
+    expect(retryAfterMs(answer({}, 'slow down'), now)).toBe(RETRY_AFTER_DEFAULT_MS);
+    expect(retryAfterMs(undefined, now)).toBe(RETRY_AFTER_DEFAULT_MS);
+    expect(retryAfterMs(answer({ 'retry-after': '999999' }), now)).toBe(RETRY_AFTER_MAX_MS);
   });
 });

@@ -2,10 +2,12 @@ import { WebhookTransport, createRedis, webhookQueuesFor, type Deps } from '@tea
 import { startDeliveryWorker } from './delivery-worker';
 import { startFanoutWorker } from './fanout-worker';
 import { webhookMaintenance } from './maintenance';
+import { startMirrorSender, type MirrorSenderOptions } from './mirror-sender';
 import { startRelay, type RelayOptions } from './relay';
 
 export * from './relay';
 export * from './maintenance';
+export * from './mirror-sender';
 
 export interface WebhookWorkerOptions {
   relay?: RelayOptions;
@@ -15,6 +17,8 @@ export interface WebhookWorkerOptions {
   maintenanceIntervalMs?: number;
   /** only these accounts' events and deliveries (tests that share one database); default all */
   accountIds?: readonly string[];
+  /** the channel mirrors' sender (docs/mirrors.md) */
+  mirrors?: Omit<MirrorSenderOptions, 'accountIds'>;
 }
 
 export interface WebhookWorker {
@@ -32,6 +36,7 @@ export function startWebhookWorker(deps: Deps, options: WebhookWorkerOptions = {
   const relay = startRelay(deps, queues, { accountIds: options.accountIds, ...options.relay });
   const fanout = startFanoutWorker(deps, connection, queues, transport);
   const delivery = startDeliveryWorker(deps, connection, queues, transport, options.deliveryConcurrency);
+  const mirrors = startMirrorSender(deps, transport, { accountIds: options.accountIds, ...options.mirrors });
   const state = { lastPurge: 0 };
   let busy = false;
   const maintain = () => webhookMaintenance(deps, queues, state, options.accountIds);
@@ -54,7 +59,7 @@ export function startWebhookWorker(deps: Deps, options: WebhookWorkerOptions = {
       clearInterval(timer);
       await relay.stop();
       // BullMQ's close waits for the jobs in progress: in-flight attempts finish and are recorded.
-      await Promise.all([fanout.close(), delivery.close()]);
+      await Promise.all([fanout.close(), delivery.close(), mirrors.stop()]);
       await transport.close();
       connection.disconnect();
     },
