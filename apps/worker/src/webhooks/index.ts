@@ -1,4 +1,4 @@
-import { WebhookTransport, createRedis, webhookQueuesFor, type Deps } from '@teamchat/core';
+import { Dispatcher, WebhookTransport, createRedis, webhookQueuesFor, type AttemptOutcome, type Deps } from '@teamchat/core';
 import { startDeliveryWorker } from './delivery-worker';
 import { startFanoutWorker } from './fanout-worker';
 import { webhookMaintenance } from './maintenance';
@@ -9,7 +9,7 @@ export * from './maintenance';
 
 export interface WebhookWorkerOptions {
   relay?: RelayOptions;
-  /** delivery attempts one process runs at once; default 64 */
+  /** delivery wake-up jobs one process takes at once; default 64 */
   deliveryConcurrency?: number;
   /** webhook maintenance (sweep, purge) interval in ms; default 5000 */
   maintenanceIntervalMs?: number;
@@ -18,6 +18,8 @@ export interface WebhookWorkerOptions {
 }
 
 export interface WebhookWorker {
+  /** the process's dispatcher (tests) */
+  dispatcher: Dispatcher;
   /** one maintenance pass now (tests) */
   maintain(): Promise<{ requeued: number; purged: number }>;
   /** finishes the attempts in flight, then stops */
@@ -29,9 +31,16 @@ export function startWebhookWorker(deps: Deps, options: WebhookWorkerOptions = {
   const connection = createRedis(deps.config.redisUrl, 'worker');
   const queues = webhookQueuesFor(deps);
   const transport = new WebhookTransport(deps.config);
+  // Retries and rows that must wait get a wake-up job; a failure to enqueue one is the sweep's to repair.
+  const onOutcome = (outcome: AttemptOutcome) => {
+    const wake = outcome.kind === 'done' && outcome.next ? queues.enqueueDelivery(outcome.next.id, outcome.next.at)
+      : outcome.kind === 'wait' ? queues.enqueueWakeUp(outcome.deliveryId, outcome.until) : null;
+    wake?.catch((err: Error) => deps.logger.warn('scheduling a delivery\'s wake-up failed; the sweep will', { delivery_id: outcome.deliveryId, error: err.message }));
+  };
+  const dispatcher = new Dispatcher(deps, transport, onOutcome);
   const relay = startRelay(deps, queues, { accountIds: options.accountIds, ...options.relay });
-  const fanout = startFanoutWorker(deps, connection, queues, transport);
-  const delivery = startDeliveryWorker(deps, connection, queues, transport, options.deliveryConcurrency);
+  const fanout = startFanoutWorker(deps, connection, dispatcher);
+  const delivery = startDeliveryWorker(deps, connection, dispatcher, options.deliveryConcurrency);
   const state = { lastPurge: 0 };
   let busy = false;
   const maintain = () => webhookMaintenance(deps, queues, state, options.accountIds);
@@ -49,12 +58,15 @@ export function startWebhookWorker(deps: Deps, options: WebhookWorkerOptions = {
   }, options.maintenanceIntervalMs ?? 5000);
   timer.unref();
   return {
+    dispatcher,
     maintain,
     async close() {
       clearInterval(timer);
       await relay.stop();
-      // BullMQ's close waits for the jobs in progress: in-flight attempts finish and are recorded.
+      // BullMQ's close waits for the jobs in progress (short: they hand rows over); then the
+      // attempts on the wire finish and are recorded. Rows still waiting stay open for the sweep.
       await Promise.all([fanout.close(), delivery.close()]);
+      await dispatcher.close();
       await transport.close();
       connection.disconnect();
     },

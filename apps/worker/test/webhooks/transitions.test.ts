@@ -358,8 +358,9 @@ describe('account states (docs/webhooks.md: deliveries wait while read-only or s
     expect((await chainOf(ep.id))[0].status).toBe('pending');
     expect(mine()).toHaveLength(0);
     await h.deps.database.db.transaction((tx) => setAccountState(tx, a.accountId, 'active'));
-    // The job looks again after a minute; promote it as the sweep does for a row overdue by its grace.
-    await (await webhookQueuesFor(h.deps).delivery.getJob(rows[0].id))?.promote();
+    // The row's wake-up job looks again after a minute; promote it as the sweep does for a row overdue by its grace.
+    const wakeUp = await eventually(async () => (await webhookQueuesFor(h.deps).delivery.getDelayed()).find((j) => j.data.deliveryId === rows[0].id), 5_000, 'the wake-up job');
+    await wakeUp.promote();
     await eventually(async () => (await chainOf(ep.id))[0]?.status === 'delivered', 10_000);
     expect(mine()).toHaveLength(1);
   });

@@ -14,8 +14,8 @@ export function inFlightLimit(seats: number): number {
 }
 
 /**
- * Takes leases for several accounts, several slots each, in one script (one attempt asks for one
- * slot of one account; a batch round for several): KEYS the accounts' lease sets; ARGV[1] lease
+ * Takes leases for several accounts, several slots each, in one script (a single attempt asks for
+ * one slot of one account; the dispatcher for every account with rows waiting): KEYS the accounts' lease sets; ARGV[1] lease
  * ms, ARGV[2] the asking process's id, ARGV[3] token prefix, then per key its limit and how many
  * slots are wanted. Expired leases are dropped first. Each lease's token is
  * process:prefix:keyIndex:i. Returns, per key, how many were granted (0..wanted) and the asking
@@ -24,8 +24,7 @@ export function inFlightLimit(seats: number): number {
  * Fair share between processes: every ask records the process in the account's demand hash; the
  * processes that asked within the last DEMAND_MS share the cap, each granted no more than
  * ceil(cap / their number) counting what it already holds. A lone process gets the whole cap; two
- * busy ones half each (a process that carries its slots from round to round asks again at least
- * every CARRY_MS, shared-rounds.ts, and is then held to its share).
+ * busy ones half each (the dispatcher keeps to the share Redis last answered, dispatcher.ts).
  */
 const DEMAND_MS = 100;
 const ACQUIRE = new RedisScript(`
@@ -113,95 +112,53 @@ export async function acquireInFlightSlot(
   return leases.count(accountId) === 1 ? leases : null;
 }
 
-/** One lease: its set, its token, and (local clock, a lower bound) when Redis drops it. */
-interface Held {
+/** One in-flight slot: its account's lease set and its token there. */
+export interface Slot {
   key: string;
   token: string;
-  until: number;
+}
+
+/** Gives back any number of slots, of any accounts, in one script (a slot already expired or given back is ignored). */
+export async function releaseSlots(deps: Pick<Deps, 'redis'>, slots: readonly Slot[]): Promise<void> {
+  const byKey = new Map<string, string[]>();
+  for (const s of slots) {
+    const tokens = byKey.get(s.key);
+    if (tokens) tokens.push(s.token);
+    else byKey.set(s.key, [s.token]);
+  }
+  if (byKey.size === 0) return;
+  const keys = [...byKey.keys()];
+  const args = [...byKey.values()].flatMap((tokens) => [String(tokens.length), ...tokens]);
+  await RELEASE.run(deps.redis, keys, args);
 }
 
 /**
- * Slots of several accounts, taken together (one script) and given back together (one script).
- * A group can also be CARRIED from one delivery round to the next (shared-rounds.ts): `take`
- * splits off the leases the next round may use (each with at least one attempt's time left in
- * Redis), so a process busy with one account's rows keeps its slots instead of giving them back
- * and asking again between every two rounds.
+ * Slots of several accounts, taken together (one script). Each slot then goes its own way with
+ * its attempt (`detach`); `release` gives back those not detached.
  */
 export class Leases {
   constructor(
     private readonly deps: Pick<Deps, 'redis'>,
-    private readonly held: Map<string, Held[]>,
-    /**
-     * Per account asked for: this process's share of the cap when the slots were asked for (see
-     * ACQUIRE; never above the cap). Empty for a group made by `take`.
-     */
+    private readonly held: Map<string, Slot[]>,
+    /** Per account asked for: this process's share of the cap when the slots were asked for (see ACQUIRE; never above the cap). */
     readonly shares: ReadonlyMap<string, number> = new Map(),
   ) {}
-
-  /** An empty group (to absorb others into). */
-  static none(deps: Pick<Deps, 'redis'>): Leases {
-    return new Leases(deps, new Map());
-  }
 
   /** Slots held now for the account. */
   count(accountId: string): number {
     return this.held.get(accountId)?.length ?? 0;
   }
 
-  /**
-   * Takes one of the account's slots out of the group (an attempt that outlives its round): the
-   * group's release leaves it, and the returned function gives it back.
-   */
-  detach(accountId: string): () => Promise<void> {
-    const h = this.held.get(accountId)?.pop();
-    if (!h) return async () => undefined;
-    return async () => {
-      await RELEASE.run(this.deps.redis, [h.key], ['1', h.token]).catch(() => undefined);
-    };
-  }
-
-  /**
-   * Splits off up to `wanted.get(account)` slots of each account whose leases have at least
-   * `minLeftMs` left, as a new group; the rest stay in this one (to be released).
-   */
-  take(wanted: ReadonlyMap<string, number>, minLeftMs: number): Leases {
-    const cutoff = Date.now() + minLeftMs;
-    const out = new Map<string, Held[]>();
-    for (const [a, n] of wanted) {
-      const mine = this.held.get(a);
-      if (!mine || n <= 0) continue;
-      const fresh = mine.filter((h) => h.until >= cutoff).slice(0, n);
-      if (fresh.length === 0) continue;
-      out.set(a, fresh);
-      const left = mine.filter((h) => !fresh.includes(h));
-      if (left.length > 0) this.held.set(a, left);
-      else this.held.delete(a);
-    }
-    return new Leases(this.deps, out);
-  }
-
-  /** Moves every lease of `other` into this group (`other` is left empty). */
-  absorb(other: Leases): this {
-    for (const [a, hs] of other.held) {
-      const mine = this.held.get(a);
-      if (mine) mine.push(...hs);
-      else this.held.set(a, [...hs]);
-    }
-    other.held.clear();
-    return this;
+  /** Takes one of the account's slots out of the group (it goes with one attempt); null when none is left. */
+  detach(accountId: string): Slot | null {
+    return this.held.get(accountId)?.pop() ?? null;
   }
 
   /** Gives every slot still in the group back, in one script. */
   async release(): Promise<void> {
-    const keys: string[] = [];
-    const args: string[] = [];
-    for (const hs of this.held.values()) {
-      if (hs.length === 0) continue;
-      keys.push(hs[0].key);
-      args.push(String(hs.length), ...hs.map((h) => h.token));
-    }
+    const slots = [...this.held.values()].flat();
     this.held.clear();
-    if (keys.length > 0) await RELEASE.run(this.deps.redis, keys, args).catch(() => undefined);
+    await releaseSlots(this.deps, slots).catch(() => undefined);
   }
 }
 
@@ -219,14 +176,13 @@ export async function acquireInFlightSlots(
   owner: string = PROCESS_ID,
 ): Promise<Leases> {
   const accounts = [...wanted.keys()];
-  if (accounts.length === 0) return Leases.none(deps);
+  if (accounts.length === 0) return new Leases(deps, new Map());
   const limits = await Promise.all(accounts.map(async (a) => inFlightLimit(await seatsOf(deps, a))));
   const keys = accounts.map((a) => inFlightKey(deps.config.redisPrefix, a));
   const prefix = randomToken(16);
-  const until = Date.now() + leaseMs; // before the script runs: never later than Redis's own expiry
   const args = [String(leaseMs), owner, prefix, ...accounts.flatMap((a, k) => [String(limits[k]), String(Math.max(0, wanted.get(a)!))])];
   const counts = await ACQUIRE.run<number[]>(deps.redis, keys, args);
-  const held = new Map(accounts.map((a, k) => [a, Array.from({ length: Number(counts[2 * k] ?? 0) }, (_, i) => ({ key: keys[k], token: `${owner}:${prefix}:${k + 1}:${i + 1}`, until }))]));
+  const held = new Map(accounts.map((a, k) => [a, Array.from({ length: Number(counts[2 * k] ?? 0) }, (_, i) => ({ key: keys[k], token: `${owner}:${prefix}:${k + 1}:${i + 1}` }))]));
   const shares = new Map(accounts.map((a, k) => [a, Number(counts[2 * k + 1] ?? limits[k])]));
   return new Leases(deps, held, shares);
 }

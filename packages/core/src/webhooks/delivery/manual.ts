@@ -1,7 +1,7 @@
 import { and, eq, isNull, webhookEndpoints, type Executor } from '@teamchat/db';
 import type { Deps } from '../../context';
 import { AppError, errors } from '../../errors';
-import { runDeliveryAttempt, type AttemptOutcome } from './attempt';
+import { attemptOne, type AttemptOutcome } from './pipeline';
 import { webhookQueuesFor } from './queues';
 import { WebhookTransport } from './transport';
 
@@ -57,7 +57,7 @@ export interface ManualResult {
 
 /** Runs the row's attempt now; a row that must wait (units spent) is handed to the worker. */
 export async function attemptNow(deps: Deps, deliveryId: string): Promise<ManualResult> {
-  const outcome: AttemptOutcome = await runDeliveryAttempt(deps, manualTransport(deps), deliveryId, { slotWaitMs: deps.config.webhookTimeoutMs });
+  const outcome: AttemptOutcome = await attemptOne(deps, manualTransport(deps), deliveryId, deps.config.webhookTimeoutMs);
   if (outcome.kind === 'done') {
     return {
       delivery_id: deliveryId, status: outcome.status, response_status: outcome.responseStatus, latency_ms: outcome.latencyMs,

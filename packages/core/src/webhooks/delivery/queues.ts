@@ -8,7 +8,8 @@ import type { Deps } from '../../context';
  * - fan-out: one job per batch of events (up to FANOUT_BATCH, in seq order); jobId = the event id
  *   for one event, else a hash of the batch's ids, so the same batch handed over twice is one job
  *   (and an event handed over twice in different batches still fans out once: fan-out.ts).
- * - delivery: one job per attempt row, jobId = the row id; a retry is a delayed job.
+ * - delivery: a wake-up for one row, jobId = the row id: a retry's delayed job, a row the sweep
+ *   found, a row that must wait; the job hands the row to its process's dispatcher.
  */
 export const WEBHOOK_FANOUT_QUEUE = 'webhook-fanout';
 export const WEBHOOK_DELIVERY_QUEUE = 'webhook-delivery';
@@ -19,7 +20,7 @@ export interface FanoutMessage {
   eventId?: string;
 }
 
-/** Events per fan-out job: the job fans them out and makes their first attempts together (batch.ts). */
+/** Events per fan-out job: the job writes their deliveries in one statement and hands them to its process's dispatcher. */
 export const FANOUT_BATCH = 100;
 
 /** The events of a fan-out job, old (one event) or new (a batch). */
@@ -66,6 +67,15 @@ export class WebhookQueues {
   async enqueueDelivery(deliveryId: string, at?: Date | null): Promise<void> {
     const delay = at ? Math.max(0, at.getTime() - this.deps.now().getTime()) : 0;
     await this.delivery.add('deliver', { deliveryId }, { ...JOB_OPTIONS, jobId: deliveryId, delay });
+  }
+
+  /**
+   * Wakes a worker for the row at `at`, under a job id of its own (the row's job may still be
+   * finishing): a row that must wait after its job handed it to the dispatcher.
+   */
+  async enqueueWakeUp(deliveryId: string, at: Date): Promise<void> {
+    const delay = Math.max(0, at.getTime() - this.deps.now().getTime());
+    await this.delivery.add('deliver', { deliveryId }, { ...JOB_OPTIONS, jobId: `${deliveryId}-at${at.getTime()}`, delay });
   }
 
   async enqueueDeliveries(rows: ReadonlyArray<{ id: string; at?: Date | null }>): Promise<void> {

@@ -33,21 +33,42 @@ function loadQuery(db: Executor) {
     .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
     .innerJoin(accounts, eq(accounts.id, webhookDeliveries.accountId))
     .innerJoin(webhookBodies, eq(webhookBodies.id, webhookDeliveries.bodyId))
-    .where(eq(webhookDeliveries.id, sql.placeholder('id')))
-    .prepare('webhook_load_delivery');
+    .where(sql`${webhookDeliveries.id} = ANY(${sql.placeholder('ids')}::text[])`)
+    .prepare('webhook_load_deliveries');
 }
 /** Built once per database handle: the query builder runs once, PostgreSQL plans the named statement once per connection. */
 const loadQueries = new WeakMap<object, ReturnType<typeof loadQuery>>();
 
-/** The row with everything its attempt needs, in one query (a prepared, named statement). */
-export async function loadDeliveryContext(db: Executor, deliveryId: string): Promise<DeliveryContext | undefined> {
+/** Rows with everything their attempts need, as they are now, in one query (a prepared, named statement), by id. */
+export async function loadDeliveryContexts(db: Executor, deliveryIds: readonly string[]): Promise<Map<string, DeliveryContext>> {
+  if (deliveryIds.length === 0) return new Map();
   let q = loadQueries.get(db);
   if (!q) {
     q = loadQuery(db);
     loadQueries.set(db, q);
   }
-  const [r] = await q.execute({ id: deliveryId });
-  return r;
+  const found = await q.execute({ ids: [...deliveryIds] });
+  return new Map(found.map((c) => [c.row.id, c]));
+}
+
+/** One row's context (loadDeliveryContexts of one). */
+export async function loadDeliveryContext(db: Executor, deliveryId: string): Promise<DeliveryContext | undefined> {
+  return (await loadDeliveryContexts(db, [deliveryId])).get(deliveryId);
+}
+
+/** What the dispatcher needs to queue a row it only knows by id: its account, endpoint and whether it is open and due. */
+export type RowHead = Pick<DeliveryRow, 'id' | 'accountId' | 'endpointId' | 'status' | 'nextRetryAt' | 'claimedUntil'>;
+
+export async function loadRowHeads(db: Executor, deliveryIds: readonly string[]): Promise<Map<string, RowHead>> {
+  if (deliveryIds.length === 0) return new Map();
+  const rows = await db
+    .select({
+      id: webhookDeliveries.id, accountId: webhookDeliveries.accountId, endpointId: webhookDeliveries.endpointId,
+      status: webhookDeliveries.status, nextRetryAt: webhookDeliveries.nextRetryAt, claimedUntil: webhookDeliveries.claimedUntil,
+    })
+    .from(webhookDeliveries)
+    .where(inArray(webhookDeliveries.id, [...deliveryIds]));
+  return new Map(rows.map((r) => [r.id, r]));
 }
 
 /**
@@ -59,10 +80,6 @@ export async function claimDeliveries(db: Executor, ids: readonly string[], now:
   return new Set((await runStatement(db, CLAIM, [ids, until, now])).map((r) => r.id));
 }
 
-/** claimDeliveries of one row: the loaded row under the new claim (the columns the claim checks are re-read by it, the others never change after insert). */
-export async function claimDelivery(db: Executor, row: DeliveryRow, now: Date, until: Date): Promise<DeliveryRow | undefined> {
-  return (await claimDeliveries(db, [row.id], now, until)).has(row.id) ? { ...row, claimedUntil: until } : undefined;
-}
 
 /** Whether an attempt's answer closes its row by the one-statement path: a 2xx within the slow bar (no retry, no disabling, no slow check). */
 export function deliveredQuickly(sent: { status: number | null; latencyMs: number | null }): sent is { status: number; latencyMs: number } {
