@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { RedisScript, randomToken, unrelayedEvents, type Deps, type WebhookQueues } from '@teamchat/core';
+import { EVENTS_CHANNEL, RedisScript, randomToken, unrelayedEvents, type Deps, type WebhookQueues } from '@teamchat/core';
+import { listen } from '@teamchat/db';
 
 /**
  * The outbox relay: moves unrelayed `events` rows, in `seq` order, into fan-out jobs whose job
@@ -8,9 +9,12 @@ import { RedisScript, randomToken, unrelayedEvents, type Deps, type WebhookQueue
  * if Redis is down, or loses the job, the row simply waits and flows once Redis is back; a row
  * handed over twice fans out once (job id, then the row's relayed_at under a row lock).
  *
- * Wake-up: a short poll on the partial index of unrelayed rows (an empty scan costs ~0.1 ms),
- * again at once while batches come back full. No trigger exists for LISTEN/NOTIFY without a
- * migration, and the poll keeps commit → job under `pollMs` (docs/webhooks.md, Delivery).
+ * Wake-up: every write of outbox rows notifies EVENTS_CHANNEL in its own transaction (core
+ * recordEvents and the post statement), which PostgreSQL delivers on commit; the relay LISTENs on
+ * a connection of its own and scans at once (a notification during a scan makes one more scan
+ * right after it, so notifications under load fold into full batches). The poll (`pollMs`) is
+ * only the safety net (a notification lost with the listening connection, rows written by hand);
+ * scans go on at once while batches come back full.
  *
  * Two kinds of scan. A FULL scan reads the first `batch` unrelayed rows from the start: it finds
  * every row, including one whose transaction committed after rows with a higher seq (seq is
@@ -50,7 +54,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `);
 export interface RelayOptions {
-  /** pause between scans when the last one found no full batch; default 10 ms (one relay polls: ~100 empty scans/s of ~0.1 ms) */
+  /** pause between scans when nothing woke the relay and the last scan found no full batch (the safety net); default 100 ms */
   pollMs?: number;
   /** rows per scan; default 500 */
   batch?: number;
@@ -67,7 +71,7 @@ export interface Relay {
 }
 
 export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOptions = {}): Relay {
-  const pollMs = options.pollMs ?? 10;
+  const pollMs = options.pollMs ?? 100;
   const batch = options.batch ?? 500;
   const resendAfterMs = options.resendAfterMs ?? 10_000;
   /** events handed over and not yet seen relayed: when, and their seq */
@@ -125,11 +129,20 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
     return !caughtUp && due.length > 0;
   };
 
+  let scanning = false;
+  let woken = false;
   const loop = () => {
     if (stopped) return;
+    timer = null;
+    scanning = true;
+    woken = false;
     running = scan()
-      .then((more) => schedule(more ? 0 : pollMs))
+      .then((more) => {
+        scanning = false;
+        schedule(more || woken ? 0 : pollMs);
+      })
       .catch((err: Error) => {
+        scanning = false;
         // Redis or the database away: the rows wait; say so at most every 10 s.
         if (Date.now() - lastWarn > 10_000) {
           lastWarn = Date.now();
@@ -140,8 +153,18 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
   };
   const schedule = (ms: number) => {
     if (stopped) return;
+    if (timer) clearTimeout(timer);
     timer = setTimeout(loop, ms);
   };
+  /** A commit of outbox rows: scan now, or right after the scan under way. */
+  const wake = () => {
+    if (stopped) return;
+    if (scanning) woken = true;
+    else schedule(0);
+  };
+  const listener = listen(deps.config.databaseUrl, EVENTS_CHANNEL, wake, {
+    onError: (err) => deps.logger.warn('relay lost its LISTEN connection; polling until it is back', { error: err.message }),
+  });
   schedule(0);
 
   return {
@@ -149,6 +172,7 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      await listener.close();
       await running;
       // Hand the lease over at once rather than after it runs out.
       if (leaseUntil > 0) await GIVE_BACK.run(deps.redis, [leaseKey], [token]).catch(() => undefined);

@@ -95,3 +95,22 @@ test('a backlog larger than the relay\'s window: every event handed over exactly
   for (const id of all) expect(handed.filter((x) => x === id)).toHaveLength(1);
   await relay.stop();
 });
+
+test('a commit of outbox rows wakes the relay at once (LISTEN/NOTIFY): with its poll a minute away, the event is handed over within a second', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: 'https://localhost:1/x', events: ['message.posted'] });
+  const queues = webhookQueuesFor(h.deps);
+  const relay = startRelay(h.deps, queues, { accountIds: [a.accountId], pollMs: 60_000 });
+  relays.push(relay);
+  await eventually(async () => relay.leading(), 5_000, 'the relay to lead');
+  await new Promise((r) => setTimeout(r, 300)); // its first scan is done; the next poll is a minute away
+  const jobEvents = async () => (await queues.fanout.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).flatMap((j) => j.data.eventIds ?? [j.data.eventId]);
+  const before = new Set((await eventsOf(h, a.accountId)).map((e) => e.id));
+  const postedAt = Date.now();
+  await post(a.ownerApi, ch, { text: 'wake the relay' });
+  const [id] = (await eventsOf(h, a.accountId)).map((e) => e.id).filter((x) => !before.has(x));
+  await eventually(async () => (await jobEvents()).includes(id), 5_000, 'the event in a fan-out job');
+  expect(Date.now() - postedAt).toBeLessThan(1_000);
+  await relay.stop();
+});
