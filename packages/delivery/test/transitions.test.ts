@@ -2,14 +2,15 @@ import { createHmac } from 'node:crypto';
 import Stripe from 'stripe';
 import { Webhook } from 'standardwebhooks';
 import { eq, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
-import { generateSigningSecret, nextUtcMidnight, recordEvent, sealWebhookSecret, setAccountState, unitsKey, webhookQueuesFor } from '@teamchat/core';
-import { startWebhookWorker, type WebhookWorker } from '../../src/webhooks';
-import { addPerson, type Harness } from '../../../../test/support/harness';
-import { startReceiver, type Receiver } from '../../../../test/support/https-receiver';
-import { addToChannel, makeChannel, memberCaller, messagingAccount, post, type MessagingAccount } from '../../../../test/support/messaging';
+import { generateSigningSecret, nextUtcMidnight, recordEvent, sealWebhookSecret, setAccountState, unitsKey } from '@teamchat/core';
+import { webhookQueuesFor } from '../src';
+import { startDeliveryEngine, type DeliveryEngine } from '../src';
+import { addPerson, type Harness } from '../../../test/support/harness';
+import { startReceiver, type Receiver } from '../../../test/support/https-receiver';
+import { addToChannel, makeChannel, memberCaller, messagingAccount, post, type MessagingAccount } from '../../../test/support/messaging';
 import {
   TEST_RETRY_SCHEDULE_MS, createEndpointRow, deliveriesOf, endpointRow, eventually, startWebhookHarness,
-} from '../../../../test/support/webhooks';
+} from '../../../test/support/webhooks';
 
 /**
  * Spec: Webhook delivery status and Delivery transitions, Delivery headers, Signature, Delivery
@@ -19,13 +20,13 @@ import {
 const stripe = new Stripe('sk_test_unused');
 let h: Harness;
 let rx: Receiver;
-let worker: WebhookWorker;
+let worker: DeliveryEngine;
 const accountIds: string[] = [];
 
 beforeAll(async () => {
   h = await startWebhookHarness();
   rx = await startReceiver();
-  worker = startWebhookWorker(h.deps, { accountIds, maintenanceIntervalMs: 300 });
+  worker = startDeliveryEngine(h.deps, { accountIds, maintenanceIntervalMs: 300 });
 });
 afterAll(async () => {
   await worker.close();

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
-import { EVENTS_CHANNEL, RedisScript, randomToken, unrelayedEvents, type Deps, type WebhookQueues } from '@teamchat/core';
 import { listen } from '@teamchat/db';
+import { EVENTS_CHANNEL, randomToken, RedisScript, type Deps } from '@teamchat/core';
+import { unrelayedEvents } from './fan-out';
+import type { WebhookQueues } from './queues';
 
 /**
  * The outbox relay: moves unrelayed `events` rows, in `seq` order, into fan-out jobs whose job

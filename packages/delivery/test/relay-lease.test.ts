@@ -1,9 +1,10 @@
 import { Client } from 'pg';
-import { newId, webhookQueuesFor } from '@teamchat/core';
-import type { Harness } from '../../../../test/support/harness';
-import { makeChannel, messagingAccount, post, eventsOf } from '../../../../test/support/messaging';
-import { createEndpointRow, eventually, startWebhookHarness } from '../../../../test/support/webhooks';
-import { RELAY_LEASE_MS, startRelay, type Relay } from '../../src/webhooks/relay';
+import { newId } from '@teamchat/core';
+import { webhookQueuesFor } from '../src';
+import type { Harness } from '../../../test/support/harness';
+import { makeChannel, messagingAccount, post, eventsOf } from '../../../test/support/messaging';
+import { createEndpointRow, eventually, startWebhookHarness } from '../../../test/support/webhooks';
+import { RELAY_LEASE_MS, startRelay, type Relay } from '../src/relay';
 
 /**
  * Issue 11 "Relay": every worker process runs a relay, but one scans at a time (a Redis lease):

@@ -3,8 +3,7 @@ import fs from 'node:fs';
 import { isIP } from 'node:net';
 import tls from 'node:tls';
 import { buildConnector, Pool } from 'undici';
-import type { Config } from '../../config';
-import type { VettedUrl } from '../url-guard';
+import type { Config, VettedUrl } from '@teamchat/core';
 
 /**
  * The HTTP side of an attempt: undici keep-alive pools, one per (origin, vetted address). The

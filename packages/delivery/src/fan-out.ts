@@ -1,8 +1,6 @@
 import { and, channelMembers, eq, events, gt, identities, inArray, isNull, runStatement, webhookEndpoints, type Executor } from '@teamchat/db';
-import type { Deps } from '../../context';
-import { newId } from '../../ids';
-import { eventReachesEndpoint, renderEventBody, type EventRow, type PayloadMode } from '../../events';
 import { FANOUT_READ, FANOUT_WRITE, UNRELAYED } from './statements';
+import { eventReachesEndpoint, newId, renderEventBody, type Deps, type EventRow, type PayloadMode } from '@teamchat/core';
 
 /** A delivery row the fan-out wrote (`pending`, attempt 1), with its stored body: its first attempt needs nothing more. */
 export interface FannedOutDelivery {

@@ -1,16 +1,15 @@
-import type { Deps } from '../../context';
 import { Coalescer } from './coalesce';
-import { failingAfter, isSlow, recordHealth, autoDisable, type AutoDisableReason } from './health';
 import { acquireInFlightSlot, type Lease } from './in-flight';
-import { notifyEndpointDisabled } from './notify';
-import { ACCOUNT_INACTIVE_RECHECK_MS, claimMs, retryDelayAfter } from './schedule';
 import { answerError, isSuccess, prepareEndpoint, sendPrepared, type PreparedEndpoint, type SendResult } from './send';
 import {
-  claimDeliveries, closeAttempt, closeDelivered, closeWithoutAttempt, deferForUnits, deliveredQuickly, insertRetry, loadDeliveryContexts, OPEN_STATUSES, releaseClaims,
-  type DeliveryContext, type DeliveryStatus,
+  claimDeliveries, closeAttempt, closeDelivered, closeWithoutAttempt, deferForUnits, deliveredQuickly, insertRetry, loadDeliveryContexts, releaseClaims,
 } from './store';
 import type { WebhookTransport } from './transport';
 import { chargeDeliveryUnits, type DeliveryCharge } from './units';
+import {
+  ACCOUNT_INACTIVE_RECHECK_MS, OPEN_STATUSES, autoDisable, claimMs, failingAfter, isSlow, notifyEndpointDisabled, recordHealth, retryDelayAfter,
+  type AutoDisableReason, type DeliveryContext, type DeliveryStatus, type Deps,
+} from '@teamchat/core';
 
 /**
  * THE attempt pipeline (docs/webhooks.md "The delivery engine"): for N delivery rows, each

@@ -1,10 +1,5 @@
-import type { Config } from '../../config';
-import { AppError } from '../../errors';
-import { openForDelivery } from '../endpoint-secrets';
-import { signatureHeaders } from '../signing';
-import { vetWebhookUrl, type VettedUrl } from '../url-guard';
-import type { DeliveryContext } from './store';
 import type { PostResult, WebhookTransport } from './transport';
+import { AppError, openForDelivery, signatureHeaders, vetWebhookUrl, type Config, type DeliveryContext, type VettedUrl } from '@teamchat/core';
 
 export const USER_AGENT = 'teamchat-webhooks/1';
 

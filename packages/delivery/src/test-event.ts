@@ -1,9 +1,7 @@
 import { webhookBodies } from '@teamchat/db';
-import type { Deps } from '../../context';
-import { newId } from '../../ids';
-import { renderTestEventBody } from '../../events/render';
 import { attemptNow, requireSendableEndpoint } from './manual';
 import { failTestWithoutAttempt, insertFirstAttempt } from './store';
+import { newId, renderTestEventBody, type Deps } from '@teamchat/core';
 
 /** The answer of POST .../webhooks/{endpointId}/test, and of the test event that enabling delivers first. */
 export interface TestDeliveryResult {

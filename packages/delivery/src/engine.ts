@@ -1,13 +1,15 @@
-import { Dispatcher, WebhookTransport, createRedis, webhookQueuesFor, type AttemptOutcome, type Deps } from '@teamchat/core';
 import { startDeliveryWorker } from './delivery-worker';
 import { startFanoutWorker } from './fanout-worker';
 import { webhookMaintenance } from './maintenance';
 import { startRelay, type RelayOptions } from './relay';
+import { createRedis, type Deps } from '@teamchat/core';
+import { Dispatcher } from './dispatcher';
+import type { AttemptOutcome } from './pipeline';
+import { webhookQueuesFor } from './queues';
+import { WebhookTransport } from './transport';
 
-export * from './relay';
-export * from './maintenance';
 
-export interface WebhookWorkerOptions {
+export interface DeliveryEngineOptions {
   relay?: RelayOptions;
   /** delivery wake-up jobs one process takes at once; default 64 */
   deliveryConcurrency?: number;
@@ -17,7 +19,7 @@ export interface WebhookWorkerOptions {
   accountIds?: readonly string[];
 }
 
-export interface WebhookWorker {
+export interface DeliveryEngine {
   /** the process's dispatcher (tests) */
   dispatcher: Dispatcher;
   /** one maintenance pass now (tests) */
@@ -27,7 +29,7 @@ export interface WebhookWorker {
 }
 
 /** Relay, fan-out, delivery and their maintenance, in this process. */
-export function startWebhookWorker(deps: Deps, options: WebhookWorkerOptions = {}): WebhookWorker {
+export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions = {}): DeliveryEngine {
   const connection = createRedis(deps.config.redisUrl, 'worker');
   const queues = webhookQueuesFor(deps);
   const transport = new WebhookTransport(deps.config);

@@ -1,7 +1,4 @@
-import { countSeats } from '../../accounts/accounts';
-import type { Deps } from '../../context';
-import { randomToken } from '../../ids';
-import { RedisScript } from '../../limits';
+import { countSeats, randomToken, RedisScript, type Deps } from '@teamchat/core';
 
 /**
  * Webhook deliveries in flight per account (spec: Limits): max(4, ceil(seats / 25)), never more

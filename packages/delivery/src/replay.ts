@@ -1,8 +1,7 @@
 import { and, eq, webhookDeliveries } from '@teamchat/db';
-import type { Deps } from '../../context';
-import { errors } from '../../errors';
 import { attemptNow, requireSendableEndpoint, type ManualResult } from './manual';
 import { insertFirstAttempt } from './store';
+import { errors, type Deps } from '@teamchat/core';
 
 /**
  * Replays a logged delivery, whatever its status (dead included): a new delivery (its own

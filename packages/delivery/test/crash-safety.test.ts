@@ -3,12 +3,12 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { Client } from 'pg';
 import { waitReady } from '@teamchat/core';
-import { startHarness, type Harness } from '../../../../test/support/harness';
-import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
-import { startReceiver, type Receiver } from '../../../../test/support/https-receiver';
-import { makeChannel, messagingAccount, post } from '../../../../test/support/messaging';
-import { createEndpointRow, deliveriesOf, eventually, webhookConfig } from '../../../../test/support/webhooks';
-import { startWorkerProcess, workerEnv, type WorkerProcess } from '../../../../test/support/worker-process';
+import { startHarness, type Harness } from '../../../test/support/harness';
+import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
+import { startReceiver, type Receiver } from '../../../test/support/https-receiver';
+import { makeChannel, messagingAccount, post } from '../../../test/support/messaging';
+import { createEndpointRow, deliveriesOf, eventually, webhookConfig } from '../../../test/support/webhooks';
+import { startWorkerProcess, workerEnv, type WorkerProcess } from '../../../test/support/worker-process';
 
 /**
  * Issue 11 "Crash safety" and "In flight per account", with real worker processes

@@ -1,6 +1,8 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type Redis from 'ioredis';
-import { WEBHOOK_DELIVERY_QUEUE, type DeliveryMessage, type Deps, type Dispatcher } from '@teamchat/core';
+import type { Deps } from '@teamchat/core';
+import type { Dispatcher } from './dispatcher';
+import { WEBHOOK_DELIVERY_QUEUE, type DeliveryMessage } from './queues';
 
 /**
  * Delivery jobs are wake-ups: a retry due, a row the sweep found, a row that must wait. The job

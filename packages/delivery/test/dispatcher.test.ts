@@ -1,10 +1,11 @@
-import { Dispatcher, WebhookTransport, vetWebhookUrl, acquireInFlightSlots, chargeDeliveryUnits, closeDelivered, refundDeliveryUnits, fanOutEvents, getMemberByEmail, isRetryableConflict, newId, unitsKey, type AttemptOutcome } from '@teamchat/core';
+import { vetWebhookUrl, getMemberByEmail, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
+import { Dispatcher, WebhookTransport, acquireInFlightSlots, chargeDeliveryUnits, closeDelivered, refundDeliveryUnits, fanOutEvents, type AttemptOutcome } from '../src';
 import { eq, inArray, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
-import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
-import type { Harness } from '../../../../test/support/harness';
-import { startReceiver, type Receiver } from '../../../../test/support/https-receiver';
-import { addToChannel, eventsOf, makeChannel, memberCaller, messagingAccount, post } from '../../../../test/support/messaging';
-import { TEST_TIMEOUT_MS, createEndpointRow, deliveriesOf, eventually, startWebhookHarness } from '../../../../test/support/webhooks';
+import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
+import type { Harness } from '../../../test/support/harness';
+import { startReceiver, type Receiver } from '../../../test/support/https-receiver';
+import { addToChannel, eventsOf, makeChannel, memberCaller, messagingAccount, post } from '../../../test/support/messaging';
+import { TEST_TIMEOUT_MS, createEndpointRow, deliveriesOf, eventually, startWebhookHarness } from '../../../test/support/webhooks';
 
 /**
  * The dispatcher (core dispatcher.ts) and the attempt pipeline (pipeline.ts), called directly: no

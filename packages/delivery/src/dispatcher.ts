@@ -1,10 +1,9 @@
-import type { Deps } from '../../context';
 import { Coalescer } from './coalesce';
 import { acquireInFlightSlots, releaseSlots, type Slot } from './in-flight';
 import { runPipeline, type AttemptOutcome } from './pipeline';
-import { claimMs } from './schedule';
-import { loadRowHeads, OPEN_STATUSES, type DeliveryStatus, type RowHead } from './store';
+import { loadRowHeads, type RowHead } from './store';
 import type { WebhookTransport } from './transport';
+import { claimMs, OPEN_STATUSES, type DeliveryStatus, type Deps } from '@teamchat/core';
 
 /** A delivery row waiting in a process's dispatcher: its id, and whose share it is served from. */
 export interface WaitingRow {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Queue } from 'bullmq';
-import type { Deps } from '../../context';
+import type { Deps } from '@teamchat/core';
 
 /**
  * The webhook queues (producer side). The database is the truth: a job only wakes a worker

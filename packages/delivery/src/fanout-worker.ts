@@ -1,6 +1,9 @@
 import { Worker, type Job } from 'bullmq';
 import type Redis from 'ioredis';
-import { WEBHOOK_FANOUT_QUEUE, fanOutEvents, fanoutEventIds, type Deps, type Dispatcher, type FanoutMessage } from '@teamchat/core';
+import type { Deps } from '@teamchat/core';
+import type { Dispatcher } from './dispatcher';
+import { fanOutEvents } from './fan-out';
+import { WEBHOOK_FANOUT_QUEUE, fanoutEventIds, type FanoutMessage } from './queues';
 
 /**
  * A fan-out job's BullMQ lock: short, so the job of a worker that died mid-fan-out is found stalled

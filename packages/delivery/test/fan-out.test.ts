@@ -1,9 +1,9 @@
 import { eq, events } from '@teamchat/db';
-import { fanOutEvent, planFanOut, writeFanOut } from '@teamchat/core';
-import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
-import type { Harness } from '../../../../test/support/harness';
-import { makeChannel, messagingAccount, post, eventsOf } from '../../../../test/support/messaging';
-import { createEndpointRow, deliveriesOf, startWebhookHarness } from '../../../../test/support/webhooks';
+import { fanOutEvent, planFanOut, writeFanOut } from '../src';
+import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
+import type { Harness } from '../../../test/support/harness';
+import { makeChannel, messagingAccount, post, eventsOf } from '../../../test/support/messaging';
+import { createEndpointRow, deliveriesOf, startWebhookHarness } from '../../../test/support/webhooks';
 
 /**
  * Issue 11 "Relay, fan-out": a row relayed twice never fans out twice. Fan-out is one read and

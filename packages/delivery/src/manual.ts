@@ -1,9 +1,8 @@
 import { and, eq, isNull, webhookEndpoints, type Executor } from '@teamchat/db';
-import type { Deps } from '../../context';
-import { AppError, errors } from '../../errors';
 import { attemptOne, type AttemptOutcome } from './pipeline';
 import { webhookQueuesFor } from './queues';
 import { WebhookTransport } from './transport';
+import { AppError, errors, type Deps } from '@teamchat/core';
 
 /**
  * Deliveries sent now, in the calling process (test events and replays): the same attempt as

@@ -1,6 +1,4 @@
-import type { Deps } from '../../context';
-import { chargeUnitsMany, refundUnitsMany, seatOf } from '../../limits';
-import type { Plan } from '../../plans';
+import { chargeUnitsMany, refundUnitsMany, seatOf, type Deps, type Plan } from '@teamchat/core';
 
 /** Attempts to charge to one seat: `units` attempts on the seat of the endpoint's creator. */
 export interface DeliveryCharge {

@@ -1,8 +1,8 @@
 import { eq, webhookEndpoints } from '@teamchat/db';
-import { deliverTestEvent } from '@teamchat/core';
-import { newAccount, type Harness } from '../../../../test/support/harness';
-import { startReceiver, type Receiver } from '../../../../test/support/https-receiver';
-import { createEndpointRow, deliveriesOf, startWebhookHarness } from '../../../../test/support/webhooks';
+import { deliverTestEvent } from '../src';
+import { newAccount, type Harness } from '../../../test/support/harness';
+import { startReceiver, type Receiver } from '../../../test/support/https-receiver';
+import { createEndpointRow, deliveriesOf, startWebhookHarness } from '../../../test/support/webhooks';
 
 /**
  * Issue 11 "URL guard ... again before every attempt": an endpoint whose URL (changed in the

@@ -1,30 +1,16 @@
 import {
   accounts, and, eq, inArray, runStatement, sql, webhookBodies, webhookDeliveries, webhookEndpoints, type Executor,
 } from '@teamchat/db';
-import { isRetryableConflict } from '../../errors';
-import { newId } from '../../ids';
-import { SLOW_MEDIAN_MS } from './schedule';
 import { isSuccess } from './send';
 import { CLAIM, CLOSE_DELIVERED, RELEASE_CLAIMS } from './statements';
+import {
+  isRetryableConflict, newId, OPEN_STATUSES, SLOW_MEDIAN_MS, type DeliveryContext, type DeliveryKind, type DeliveryRow, type DeliveryStatus,
+} from '@teamchat/core';
 
 /**
- * The delivery log's rows and their transitions (spec: Delivery transitions). One row per
- * attempt; a row is created `pending` (first attempt) or `retrying` with `next_retry_at` (a
- * scheduled retry, or an attempt waiting for the seat's call units), and after its attempt it
- * becomes `delivered`, `failed` (a retry row was scheduled) or `dead` (no further attempt).
+ * The delivery log's transitions as the engine writes them (the row types and the open statuses
+ * are core's, rows.ts): every write after a claim is fenced on it.
  */
-export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
-export type EndpointRow = typeof webhookEndpoints.$inferSelect;
-export type DeliveryStatus = 'pending' | 'delivered' | 'retrying' | 'failed' | 'dead';
-export type DeliveryKind = 'event' | 'test' | 'replay';
-export const OPEN_STATUSES: readonly DeliveryStatus[] = ['pending', 'retrying'];
-
-export interface DeliveryContext {
-  row: DeliveryRow;
-  endpoint: EndpointRow;
-  account: { id: string; plan: string; state: string };
-  body: string;
-}
 
 function loadQuery(db: Executor) {
   return db
@@ -203,21 +189,6 @@ export async function insertFirstAttempt(
     .values({ ...input, id, chainId: id, attempt: 1, status: 'pending' })
     .returning();
   return row;
-}
-
-/**
- * Drops the endpoint's open deliveries (spec: disabling for `failing` drops pending retries;
- * DELETE drops pending deliveries): they become `dead` with the reason, are never attempted,
- * and stay in the log (a replay can still send them). An attempt already under way then loses
- * its fence and records nothing.
- */
-export async function dropOpenDeliveries(tx: Executor, endpointId: string, reason: string): Promise<number> {
-  const rows = await tx
-    .update(webhookDeliveries)
-    .set({ status: 'dead', error: `dropped: ${reason}`, nextRetryAt: null })
-    .where(and(eq(webhookDeliveries.endpointId, endpointId), inArray(webhookDeliveries.status, [...OPEN_STATUSES])))
-    .returning({ id: webhookDeliveries.id });
-  return rows.length;
 }
 
 /** A test event that could not be attempted now (no in-flight slot in time): `failed`, never retried. */

@@ -1,4 +1,6 @@
-import { DELIVERY_LOG_RETENTION_MS, overdueDeliveries, purgeDeliveryLog, type Deps, type WebhookQueues } from '@teamchat/core';
+import { DELIVERY_LOG_RETENTION_MS, purgeDeliveryLog, type Deps } from '@teamchat/core';
+import type { WebhookQueues } from './queues';
+import { overdueDeliveries } from './sweep';
 
 /** Open rows due for longer than this without a worker on them get their job again. */
 export const OVERDUE_GRACE_MS = 10_000;

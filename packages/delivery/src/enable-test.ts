@@ -1,6 +1,5 @@
-import type { Deps } from '../../context';
-import { AppError } from '../../errors';
-import { deliverTestEvent } from '../delivery/test-event';
+import { AppError, type Deps } from '@teamchat/core';
+import { deliverTestEvent } from './test-event';
 
 /**
  * The test event that enabling delivers first (spec: Delivery behaviour rule 6), as the enable
