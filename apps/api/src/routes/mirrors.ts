@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import {
-  createMirror, deleteMirror, listMirrorDeliveries, listMirrors, listQuerySchema, loadMirror, manualTransport, mirrorHealth, sendMirrorTest,
-  toMirrorDeliveryView, toMirrorView, updateMirror, type MirrorRow,
+  createMirror, deleteMirror, listMirrorDeliveries, listMirrors, listQuerySchema, loadMirror, mirrorHealth, toMirrorDeliveryView, toMirrorView, updateMirror, type MirrorRow,
 } from '@teamchat/core';
+import { manualTransport, sendMirrorTest } from '@teamchat/delivery';
 import { requireScope, requireWebSession } from '../http/account';
 import { creating } from '../http/create';
 import { listRequest, sendPage } from '../http/lists';

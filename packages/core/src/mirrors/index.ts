@@ -6,5 +6,3 @@ export * from './view';
 export * from './health';
 export * from './log';
 export * from './manage';
-export * from './send';
-export * from './test-mirror';

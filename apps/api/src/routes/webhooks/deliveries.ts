@@ -1,8 +1,7 @@
 import { Router } from 'express';
 import Joi from 'joi';
-import {
-  assertManualDeliveryAllowed, deliverTestEvent, listDeliveries, listQuerySchema, replayDelivery, requireEndpoint, requireSendableEndpoint, toDeliveryView,
-} from '@teamchat/core';
+import { assertManualDeliveryAllowed, listDeliveries, listQuerySchema, toDeliveryView } from '@teamchat/core';
+import { deliverTestEvent, replayDelivery, requireEndpoint, requireSendableEndpoint } from '@teamchat/delivery';
 import { requireScope } from '../../http/account';
 import { depsOf, locals } from '../../http/locals';
 import { listRequest, sendPage } from '../../http/lists';

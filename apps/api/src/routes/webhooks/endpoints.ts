@@ -1,8 +1,9 @@
 import { Router, type Response } from 'express';
 import {
-  deleteEndpoint, deliverEnableTest, emailNotifications, etagOf, getEndpoint, listEndpoints, listQuerySchema, registerEndpoint,
+  deleteEndpoint, emailNotifications, etagOf, getEndpoint, listEndpoints, listQuerySchema, registerEndpoint,
   revealSecret, rotateSecret, toWebhookEndpointView, updateEndpoint, type Deps, type RecordedNotification,
 } from '@teamchat/core';
+import { deliverEnableTest } from '@teamchat/delivery';
 import { requireScope, requireWebSession } from '../../http/account';
 import { creating } from '../../http/create';
 import { listRequest, sendPage } from '../../http/lists';

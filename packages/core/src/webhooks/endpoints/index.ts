@@ -12,5 +12,4 @@ export * from './update-endpoint';
 export * from './delete-endpoint';
 export * from './reveal-secret';
 export * from './rotate-secret';
-export * from './enable-test';
 export type { EndpointCall } from './context';
