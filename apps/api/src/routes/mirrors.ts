@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import {
-  createMirror, deleteMirror, listMirrorDeliveries, listMirrors, listQuerySchema, loadMirror, mirrorHealth, toMirrorDeliveryView, toMirrorView, updateMirror, type MirrorRow,
+  assertManualDeliveryAllowed, createMirror, deleteMirror, listMirrorDeliveries, listMirrors, listQuerySchema, loadMirror, mirrorHealth, toMirrorDeliveryView, toMirrorView, updateMirror, type MirrorRow,
 } from '@teamchat/core';
 import { manualTransport, sendMirrorTest } from '@teamchat/delivery';
 import { requireScope, requireWebSession } from '../http/account';
@@ -72,6 +72,9 @@ export function mirrorsRouter(): Router {
   router.post(`${one}/test`, ...guard, validate({ params: mirrorParams }), async (req, res) => {
     const deps = depsOf(req);
     const { mirrorId } = locals(res).valid.params as { mirrorId: string };
+    await loadMirror(deps.database.db, actorOf(res).accountId, mirrorId);
+    // The webhook test events' limit (10 a minute per target), counted per mirror.
+    await assertManualDeliveryAllowed(deps.redis, deps.config.redisPrefix, 'test', mirrorId);
     res.json(await sendMirrorTest(deps, manualTransport(deps), { accountId: actorOf(res).accountId, mirrorId }));
   });
 

@@ -125,6 +125,16 @@ describe('mirror routes', () => {
     expect(health).toMatchObject({ attempts_24h: 1, success_rate_24h: 1 });
   });
 
+  test('test sends are limited like webhook test events: 10 a minute per mirror, then 429 rate_limited', async () => {
+    const a = await mirrorAccount();
+    const m = (await create(a)).body;
+    for (let i = 0; i < 10; i++) expect((await a.web.post(`/mirrors/${m.id}/test`)).status).toBe(200);
+    const over = await a.web.post(`/mirrors/${m.id}/test`);
+    expect(over.status).toBe(429);
+    expect(over.body.error.code).toBe('rate_limited');
+    expect(over.headers['retry-after']).toEqual(expect.any(String));
+  });
+
   test('a failing test answers failed (never retried)', async () => {
     const a = await mirrorAccount();
     const m = (await create(a)).body;
