@@ -24,7 +24,7 @@ export const UNLIMITED_PLANS: Readonly<Record<Plan, PlanLimits>> = Object.freeze
  * Real apps on the real services: one deps set (pool, Redis), both hosts' apps, an injectable
  * clock, and a Redis prefix unique to this harness so BullMQ queues and counters never collide.
  */
-export async function startHarness(overrides: Partial<Config> = {}): Promise<Harness> {
+export async function startHarness(overrides: Partial<Config> = {}, options: { poolSize?: number } = {}): Promise<Harness> {
   const clock = {
     now: new Date(),
     frozen: false,
@@ -45,7 +45,7 @@ export async function startHarness(overrides: Partial<Config> = {}): Promise<Har
       ...overrides,
     },
   );
-  const deps = createDeps(config, 'test', { now: () => clock.current(), poolSize: 20 });
+  const deps = createDeps(config, 'test', { now: () => clock.current(), poolSize: options.poolSize ?? 20 });
   await waitReady(deps.redis);
   const api = createApp(deps, 'api');
   const web = createApp(deps, 'web');

@@ -21,10 +21,16 @@ export const BODY_LIMIT = '1mb';
 export function createApp(deps: Deps, host: Host): Express {
   const app = express();
   app.set('deps', deps);
-  app.set('trust proxy', false);
-  // With trust proxy off req.ip is the socket's address; Express would derive it through
-  // proxy-addr on every read, and express-rate-limit reads it on every request.
-  Object.defineProperty(app.request, 'ip', { configurable: true, enumerable: true, get(this: express.Request) { return this.socket?.remoteAddress; } });
+  if (deps.config.trustProxy) {
+    // TRUST_PROXY: exactly one reverse proxy in front, so req.ip is the address it appended
+    // last to X-Forwarded-For (earlier entries are the client's own claims and never trusted).
+    app.set('trust proxy', 1);
+  } else {
+    app.set('trust proxy', false);
+    // With trust proxy off req.ip is the socket's address; Express would derive it through
+    // proxy-addr on every read, and express-rate-limit reads it on every request.
+    Object.defineProperty(app.request, 'ip', { configurable: true, enumerable: true, get(this: express.Request) { return this.socket?.remoteAddress; } });
+  }
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');

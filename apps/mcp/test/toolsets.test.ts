@@ -131,7 +131,7 @@ describe('a delete through MCP (confirmation_required with the approval_url; not
 
   test('get_job of an unknown job answers not_found as a tool error', async () => {
     const s = await setup();
-    const r = await call(s.client, 'get_job', { job_id: 'job_nope' });
+    const r = await call(s.client, 'get_job', { job_id: 'job_00000000000000000000' });
     expect(r.isError).toBe(true);
     expect(r.structuredContent).toMatchObject({ http_status: 404, error: { code: 'not_found' } });
   });

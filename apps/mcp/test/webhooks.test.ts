@@ -142,7 +142,7 @@ describe('register_webhook (spec: Webhook endpoint enablement, row 1: register t
     const s = await setup();
     const plain = toolError(await registerThroughMcp(s, { url: 'http://localhost:9/hook' }));
     expect(plain).toMatchObject({ http_status: 400, error: { code: 'invalid_request', field: 'url', reason: 'not_https' } });
-    const channel = toolError(await registerThroughMcp(s, { channels: ['ch_doesnotexist'] }));
+    const channel = toolError(await registerThroughMcp(s, { channels: ['ch_00000000000000000000'] }));
     expect(channel).toMatchObject({ http_status: 400, error: { code: 'invalid_request', field: 'channels', reason: 'unknown_channel' } });
     const event = toolError(await registerThroughMcp(s, { events: ['message.exploded'] }));
     expect(event.error).toMatchObject({ code: 'invalid_request', field: 'events.0' });
@@ -233,7 +233,7 @@ describe('update_webhook (spec: Webhook endpoint enablement, rows 3 and the web_
     const stale = toolError(await call(s.client, 'update_webhook', { endpoint_id: ep.id, events: ['mention'], version: enabled.version }));
     expect(stale).toMatchObject({ http_status: 412, error: { code: 'stale', current_version: off.version } });
     expect(toolError(await call(s.client, 'update_webhook', { endpoint_id: ep.id })).error.code).toBe('invalid_request');
-    expect(toolError(await call(s.client, 'update_webhook', { endpoint_id: 'whe_nope', enabled: false })).error.code).toBe('not_found');
+    expect(toolError(await call(s.client, 'update_webhook', { endpoint_id: 'whe_00000000000000000000', enabled: false })).error.code).toBe('not_found');
   });
 });
 
@@ -247,7 +247,7 @@ describe('send_webhook_test, list_webhook_deliveries, replay_webhook_delivery (s
 
     const sent = body(await call(s.client, 'send_webhook_test', { endpoint_id: ep.id }));
     expect(sent).toEqual({ delivery_id: expect.stringMatching(/^dlv_/), status: 'delivered', response_status: 200, latency_ms: expect.any(Number), error: null });
-    expect((await call(s.client, 'send_webhook_test', { endpoint_id: 'whe_nope' })).structuredContent.error.code).toBe('not_found');
+    expect((await call(s.client, 'send_webhook_test', { endpoint_id: 'whe_00000000000000000000' })).structuredContent.error.code).toBe('not_found');
     const received = s.mine().slice(before);
     expect(received).toHaveLength(1);
     const [req] = received;
@@ -273,7 +273,7 @@ describe('send_webhook_test, list_webhook_deliveries, replay_webhook_delivery (s
     const after = body(await call(s.client, 'list_webhook_deliveries', { endpoint_id: ep.id, limit: 1 }));
     expect(after.data).toEqual([expect.objectContaining({ id: replayed.delivery_id, kind: 'replay', event_id: event.id, status: 'delivered' })]);
     expect(after.next_cursor).toEqual(expect.any(String));
-    expect(toolError(await call(s.client, 'replay_webhook_delivery', { endpoint_id: ep.id, delivery_id: 'dlv_nope' })).error.code).toBe('not_found');
+    expect(toolError(await call(s.client, 'replay_webhook_delivery', { endpoint_id: ep.id, delivery_id: 'dlv_00000000000000000000' })).error.code).toBe('not_found');
   });
 
   test('a failing receiver: the test result says failed with the receiver\'s status (a delivery result, not a tool error)', async () => {
@@ -326,10 +326,10 @@ describe('scopes and account states (spec: Authentication 7-8; Account states)',
     const args: Record<string, Record<string, unknown>> = {
       list_webhooks: {},
       register_webhook: { url: rx.url('/never'), events: ['message.posted'], channels: 'all' },
-      update_webhook: { endpoint_id: 'whe_x', enabled: false },
-      send_webhook_test: { endpoint_id: 'whe_x' },
-      list_webhook_deliveries: { endpoint_id: 'whe_x' },
-      replay_webhook_delivery: { endpoint_id: 'whe_x', delivery_id: 'dlv_x' },
+      update_webhook: { endpoint_id: 'whe_00000000000000000000', enabled: false },
+      send_webhook_test: { endpoint_id: 'whe_00000000000000000000' },
+      list_webhook_deliveries: { endpoint_id: 'whe_00000000000000000000' },
+      replay_webhook_delivery: { endpoint_id: 'whe_00000000000000000000', delivery_id: 'dlv_00000000000000000000' },
     };
     for (const name of WEBHOOK_TOOLS) {
       const e = toolError(await call(s.client, name, args[name]));

@@ -6,7 +6,7 @@ import { startWorker } from './worker';
 async function main(): Promise<void> {
   const flag = opsPortFlag(process.argv.slice(2));
   const config = loadConfig(flag === undefined ? process.env : { ...process.env, WORKER_OPS_PORT: flag });
-  const deps = createDeps(config, 'worker');
+  const deps = createDeps(config, 'worker', { statementTimeoutMs: config.workerDbStatementTimeoutMs });
   const worker = startWorker(deps);
   const ops = await startOpsServer(deps, config.workerOpsPort);
   deps.logger.info('worker started', { ops_port: ops.port });

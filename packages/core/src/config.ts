@@ -51,6 +51,12 @@ export interface Config {
   workerOpsPort: number;
   /** how long a graceful shutdown may take before the process exits anyway, in ms; default 25000 */
   shutdownTimeoutMs: number;
+  /** PostgreSQL statement_timeout and idle_in_transaction_session_timeout of the API and MCP pools, in ms; default 5000 */
+  dbStatementTimeoutMs: number;
+  /** the same bound for the worker's pool, in ms; default 30000 (batch jobs, no caller waiting) */
+  workerDbStatementTimeoutMs: number;
+  /** behind one reverse proxy: the client address is the one it appends to X-Forwarded-For; default false (the socket's address) */
+  trustProxy: boolean;
 }
 
 /** `1m,5m,30m,2h` (also `s` and `d`) to milliseconds; throws on a bad item. */
@@ -89,6 +95,9 @@ const schema = Joi.object({
   OPS_PORT: Joi.number().port().default(9464),
   WORKER_OPS_PORT: Joi.number().port().default(9465),
   SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(1000).max(600_000).default(25_000),
+  DB_STATEMENT_TIMEOUT_MS: Joi.number().integer().min(100).max(600_000).default(5_000),
+  WORKER_DB_STATEMENT_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
+  TRUST_PROXY: Joi.boolean().default(false),
 }).unknown(true);
 
 /** Where a development SECRETS_KEY is kept between restarts when none is given. */
@@ -147,6 +156,9 @@ export function loadConfig(
     opsPort: value.OPS_PORT,
     workerOpsPort: value.WORKER_OPS_PORT,
     shutdownTimeoutMs: value.SHUTDOWN_TIMEOUT_MS,
+    dbStatementTimeoutMs: value.DB_STATEMENT_TIMEOUT_MS,
+    workerDbStatementTimeoutMs: value.WORKER_DB_STATEMENT_TIMEOUT_MS,
+    trustProxy: value.TRUST_PROXY,
     ...overrides,
   };
   // Limits protect every tenant from every other; turning them off is for benchmarks only.

@@ -5,6 +5,8 @@ import type { CursorCodec } from './cursor';
 import type { Logger } from './logger';
 import type { JobQueue } from './jobs/queue';
 import type { Metrics } from './metrics/metrics';
+import type { HeavyReadGate } from './limits/heavy-reads';
+import type { PasswordHashingGate } from './auth/password-hashing-gate';
 
 /** Everything a use case may need, built once per process. */
 export interface Deps {
@@ -18,4 +20,8 @@ export interface Deps {
   metrics: Metrics;
   /** the clock; injectable so tests can move time (limits, expiry) */
   now: () => Date;
+  /** the process's gate for expensive reads (search): a fixed share of the pool, one at a time per account */
+  heavyReads: HeavyReadGate;
+  /** the process's bound on concurrent password hashing (sign-in) */
+  passwordHashing: PasswordHashingGate;
 }

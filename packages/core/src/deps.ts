@@ -7,14 +7,21 @@ import { createLogger } from './logger';
 import { createRedis } from './redis';
 import { JobQueue } from './jobs/queue';
 import { createMetrics } from './metrics/metrics';
+import { HeavyReadGate } from './limits/heavy-reads';
+import { PasswordHashingGate } from './auth/password-hashing-gate';
 
 /** Builds the process-wide dependencies; `close` releases them in reverse order. */
 export function createDeps(
   config: Readonly<Config>,
   service: string,
-  options: { now?: () => Date; poolSize?: number } = {},
+  options: { now?: () => Date; poolSize?: number; statementTimeoutMs?: number } = {},
 ): Deps & { close(): Promise<void> } {
-  const database = createDatabase(config.databaseUrl, { max: options.poolSize ?? 10, application_name: service });
+  const poolSize = options.poolSize ?? 10;
+  const database = createDatabase(config.databaseUrl, {
+    max: poolSize,
+    application_name: service,
+    statementTimeoutMs: options.statementTimeoutMs ?? config.dbStatementTimeoutMs,
+  });
   const redis = createRedis(config.redisUrl, 'producer');
   const now = options.now ?? (() => new Date());
   const jobQueue = new JobQueue(redis, config.redisPrefix);
@@ -30,6 +37,8 @@ export function createDeps(
     jobQueue,
     metrics,
     now,
+    passwordHashing: new PasswordHashingGate(),
+    heavyReads: new HeavyReadGate({ poolSize, maxWaitMs: options.statementTimeoutMs ?? config.dbStatementTimeoutMs }),
   };
   return {
     ...deps,

@@ -55,6 +55,9 @@ export const errors = {
     }),
   insufficientScope: (scope: string) =>
     new AppError('insufficient_scope', `This credential lacks the ${scope} scope.`, { required_scope: scope }),
+  /** A read-only credential asked to change something (docs/api.md "Read-only credentials"). */
+  readOnlyCredential: () =>
+    new AppError('insufficient_scope', 'This credential is read-only: it may only read (GET). Use a credential that is not read-only to change anything.', { reason: 'read_only_credential' }),
   /**
    * A uniqueness clash (a taken name, an existing member): the spec has no 409 for it, so it is
    * 400 invalid_request with a `reason` naming the clash and the `field` (docs/api.md, 'Errors': only the spec's codes).
@@ -98,6 +101,31 @@ export function sqlStateOf(err: unknown): string | undefined {
     if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
   }
   return undefined;
+}
+
+/**
+ * query_canceled (57014: the connection's statement_timeout cut the statement) and
+ * idle_in_transaction_session_timeout (25P03): the PostgreSQL-side bound on how long one request
+ * may hold a connection (DB_STATEMENT_TIMEOUT_MS; docs/api.md "Errors").
+ */
+export function isDatabaseTimeout(err: unknown): boolean {
+  const code = sqlStateOf(err);
+  return code === '57014' || code === '25P03';
+}
+
+/**
+ * What a request cut by the database time bound answers: the spec has one server-fault code, so
+ * 500 `internal` with `reason: "statement_timeout"` and `Retry-After` (the same request may pass
+ * when the database is less busy); the error handler adds `request_id` and `status_url`.
+ */
+export function databaseTimeoutError(retryAfterS: number): AppError {
+  const retryAfter = Math.max(1, Math.ceil(retryAfterS));
+  return new AppError(
+    'internal',
+    'The request took longer than the database allows and was stopped; retry later or narrow it.',
+    { reason: 'statement_timeout', retry_after: retryAfter },
+    { 'Retry-After': String(retryAfter) },
+  );
 }
 
 /** deadlock_detected (40P01) and serialization_failure (40001): PostgreSQL chose a victim; the same statement may simply run again. */

@@ -54,6 +54,11 @@ export const ID_PREFIXES = {
 
 export type IdKind = keyof typeof ID_PREFIXES;
 
+/** The exact form of an id of this kind: its prefix, `_`, and 20 base36 characters (newId's form). */
+export function idPattern(kind: IdKind): RegExp {
+  return new RegExp(`^${ID_PREFIXES[kind]}_[0-9a-z]{20}$`);
+}
+
 /** `acct_` + 20 random characters (~103 bits): unguessable, so ids never leak counts. */
 export function newId(kind: IdKind): string {
   return `${ID_PREFIXES[kind]}_${randomIdToken(20)}`;

@@ -61,13 +61,16 @@ describe('webhook URL guard (spec: public https only; each forbidden range)', ()
     '127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1',
     '255.255.255.255', '192.0.2.1', '198.18.0.1', '240.0.0.1', '::1', '::', 'fe80::1', 'fc00::1', 'fd00:ec2::254', 'ff02::1',
     '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a00:1', '64:ff9b::7f00:1', '2002:7f00:1::1', '2001::1', '2001:db8::1',
+    // IPv6 outside global unicast 2000::/3, or a special-purpose block inside it, or an IPv4-embedding form of a non-public IPv4
+    '::127.0.0.1', '::a9fe:a9fe', '::ffff:ffff:7f00:1', '::1.1.1.1', '::ffff:0:7f00:1', '::ffff:0:a9fe:a9fe', '2002:a9fe:a9fe::1', '2002:a00:1::1',
+    '64:ff9b:1::1', '3fff::1', '5f00::1', 'fec0::1', '100::1', '2001:4:112::1', '2001:2::1', '4000::1',
   ])('refuses %s', async (addr) => {
     expect(isPublicAddress(addr)).toBe(false);
     const host = addr.includes(':') ? `[${addr}]` : addr;
     expect(await refused(`https://${host}/hook`)).toBe('private_address');
   });
 
-  it.each(['1.1.1.1', '8.8.8.8', '2606:4700:4700::1111', '::ffff:1.1.1.1', '64:ff9b::101:101'])('accepts the public address %s', (addr) => {
+  it.each(['1.1.1.1', '8.8.8.8', '2606:4700:4700::1111', '::ffff:1.1.1.1', '64:ff9b::101:101', '2002:101:101::1', '2a00:1450:4001::1'])('accepts the public address %s', (addr) => {
     expect(isPublicAddress(addr)).toBe(true);
   });
 

@@ -14,9 +14,25 @@ export interface Database {
   close(): Promise<void>;
 }
 
+export interface DatabaseOptions extends Pick<PoolConfig, 'max' | 'application_name'> {
+  /**
+   * PostgreSQL-side bound, in ms, on one statement and on a transaction left idle: sent as the
+   * connection's `statement_timeout` and `idle_in_transaction_session_timeout`, so no caller can
+   * hold a connection longer than this whatever the JavaScript side does. Unset: no bound
+   * (migrations and operator commands).
+   */
+  statementTimeoutMs?: number;
+}
+
 /** The one place a pool is opened. */
-export function createDatabase(url: string, options: Pick<PoolConfig, 'max' | 'application_name'> = {}): Database {
-  const pool = new Pool({ connectionString: url, max: options.max ?? 10, application_name: options.application_name });
+export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
+  const bound = options.statementTimeoutMs;
+  const pool = new Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    application_name: options.application_name,
+    ...(bound === undefined ? {} : { statement_timeout: bound, idle_in_transaction_session_timeout: bound }),
+  });
   // An idle client that errors (server restart) must not crash the process.
   pool.on('error', () => undefined);
   // Nor a checked-out one: a backend that dies between two queries of a transaction makes its

@@ -64,19 +64,14 @@ export async function planFanOut(deps: Pick<Deps, 'database'>, eventIds: readonl
   return plan;
 }
 
-/**
- * The write side of fanOutEvents (one statement). `claim`: these rows are written already
- * claimed until `until` (their first attempt is made at once by the caller, which holds their
- * in-flight slots), so the claim costs no statement of its own. Answers the rows written.
- */
-export async function writeFanOut(deps: Pick<Deps, 'database'>, plan: FanOutPlan, claim?: { ids: ReadonlySet<string>; until: Date }): Promise<FannedOutDelivery[]> {
+/** The write side of fanOutEvents (one statement): answers the rows written (open, unclaimed). */
+export async function writeFanOut(deps: Pick<Deps, 'database'>, plan: FanOutPlan): Promise<FannedOutDelivery[]> {
   if (plan.eventIds.length === 0) return [];
   const { bodies, rows } = plan;
   const [written] = await runStatement(deps.database.db, FANOUT_WRITE, [
     plan.eventIds,
     bodies.map((b) => b.id), bodies.map((b) => b.accountId), bodies.map((b) => b.eventId), bodies.map((b) => b.type), bodies.map((b) => b.mode), bodies.map((b) => b.body),
     rows.map((d) => d.id), rows.map((d) => d.accountId), rows.map((d) => d.endpointId), rows.map((d) => d.eventId), rows.map((d) => d.eventType), rows.map((d) => d.bodyId), rows.map((d) => d.eventCreatedAt),
-    rows.map((d) => (claim?.ids.has(d.id) ? claim.until : null)),
   ]);
   const inserted = new Set(written.ids);
   return rows.filter((d) => inserted.has(d.id));

@@ -25,9 +25,16 @@ export function startFanoutWorker(deps: Deps, connection: Redis, dispatcher: Dis
     WEBHOOK_FANOUT_QUEUE,
     async (job: Job<FanoutMessage>) => {
       const eventIds = fanoutEventIds(job.data);
+      const startedAt = Date.now();
       // Fails only before or in its write (the job is retried: its events are still unrelayed).
       const rows = await fanOutEvents(deps, eventIds);
       const queued = dispatcher.submit(rows);
+      const took = (Date.now() - startedAt) / 1000;
+      const events = new Map(rows.map((r) => [r.eventId, r.eventCreatedAt]));
+      for (const createdAt of events.values()) {
+        deps.metrics.deliveryStageSeconds.observe({ stage: 'relay' }, Math.max(0, startedAt - createdAt.getTime()) / 1000);
+        deps.metrics.deliveryStageSeconds.observe({ stage: 'fan_out' }, took);
+      }
       return { events: eventIds.length, deliveries: rows.length, queued };
     },
     {

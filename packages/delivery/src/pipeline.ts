@@ -101,15 +101,24 @@ export async function runPipeline(deps: Deps, transport: WebhookTransport, ids: 
   const prepared = new Map<string, Promise<PreparedEndpoint>>();
   const sendAt = deps.now();
   for (const { i, ctx } of charged) {
+    let sentAt = 0;
     let p = prepared.get(ctx.endpoint.id);
     if (!p) {
       p = prepareEndpoint(deps.config, ctx.endpoint, sendAt);
       prepared.set(ctx.endpoint.id, p);
     }
     out[i] = p
-      .then((ready) => sendPrepared(transport, ctx, ready, sendAt))
+      .then((ready) => {
+        sentAt = Date.now();
+        return sendPrepared(transport, ctx, ready, sendAt);
+      })
       .catch((err: Error): SendResult => ({ status: null, latencyMs: null, error: `attempt failed: ${err.message}` }))
-      .then((sent) => record(deps, ctx, claim, sent));
+      .then(async (sent) => {
+        const answeredAt = Date.now();
+        const outcome = await record(deps, ctx, claim, sent);
+        if (ctx.row.kind === 'event' && ctx.row.attempt === 1 && sentAt > 0) observeStages(deps, ctx.row.createdAt, sentAt, answeredAt);
+        return outcome;
+      });
   }
   return out;
 }
@@ -253,6 +262,14 @@ export async function record(deps: Deps, ctx: DeliveryContext, claim: Date, sent
       deps.logger.error('notifying a disabled endpoint failed', { endpoint_id: endpoint.id, error: err.message }));
   }
   return done(row.id, status, sent.status, sent.latencyMs, error, result.next);
+}
+
+/** The dispatch, answer and record stages of an event's first delivery (the relay and fan-out stages are the fan-out job's). */
+function observeStages(deps: Deps, writtenAt: Date, sentAt: number, answeredAt: number): void {
+  const stage = deps.metrics.deliveryStageSeconds;
+  stage.observe({ stage: 'dispatch' }, Math.max(0, sentAt - writtenAt.getTime()) / 1000);
+  stage.observe({ stage: 'answer' }, (answeredAt - sentAt) / 1000);
+  stage.observe({ stage: 'record' }, (Date.now() - answeredAt) / 1000);
 }
 
 /** Metrics of one recorded attempt; end-to-end latency only for real events delivered (not tests or replays). */

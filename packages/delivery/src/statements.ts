@@ -37,10 +37,10 @@ export const FANOUT_READ = statement<{
  * (docs/mirrors.md "Which messages"): one line per enabled mirror covering the channel, enabled
  * before the post, whose creator is a member of the channel; written once, like the deliveries.
  * $1 event ids; $2..$7 bodies (id, account, event id, type, mode, body);
- * $8..$15 deliveries (id, account, endpoint, event id, type, body id, event created_at,
- * claimed_until: set for the rows whose first attempt the fan-out job makes at once, else null).
+ * $8..$14 deliveries (id, account, endpoint, event id, type, body id, event created_at), written
+ * open and unclaimed (the pipeline claims each right before its attempt).
  */
-export const FANOUT_WRITE = statement<{ relayed: string[]; ids: string[] }>('webhook_fanout_write_claim', `
+export const FANOUT_WRITE = statement<{ relayed: string[]; ids: string[] }>('webhook_fanout_write', `
   WITH relayed AS (
     UPDATE events SET relayed_at = now()
      WHERE id = ANY($1::text[]) AND relayed_at IS NULL
@@ -64,10 +64,10 @@ export const FANOUT_WRITE = statement<{ relayed: string[]; ids: string[] }>('web
       JOIN relayed r ON r.id = b.event_id
     RETURNING id
   ), deliveries AS (
-    INSERT INTO webhook_deliveries (id, chain_id, attempt, status, kind, account_id, endpoint_id, event_id, event_type, body_id, event_created_at, claimed_until)
-    SELECT d.id, d.id, 1, 'pending', 'event', d.account_id, d.endpoint_id, d.event_id, d.event_type, d.body_id, d.created_at, d.claimed_until
-      FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::timestamptz[], $15::timestamptz[])
-           AS d(id, account_id, endpoint_id, event_id, event_type, body_id, created_at, claimed_until)
+    INSERT INTO webhook_deliveries (id, chain_id, attempt, status, kind, account_id, endpoint_id, event_id, event_type, body_id, event_created_at)
+    SELECT d.id, d.id, 1, 'pending', 'event', d.account_id, d.endpoint_id, d.event_id, d.event_type, d.body_id, d.created_at
+      FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::timestamptz[])
+           AS d(id, account_id, endpoint_id, event_id, event_type, body_id, created_at)
       JOIN relayed r ON r.id = d.event_id
     RETURNING id
   )

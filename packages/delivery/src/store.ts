@@ -37,11 +37,6 @@ export async function loadDeliveryContexts(db: Executor, deliveryIds: readonly s
   return new Map(found.map((c) => [c.row.id, c]));
 }
 
-/** One row's context (loadDeliveryContexts of one). */
-export async function loadDeliveryContext(db: Executor, deliveryId: string): Promise<DeliveryContext | undefined> {
-  return (await loadDeliveryContexts(db, [deliveryId])).get(deliveryId);
-}
-
 /** What the dispatcher needs to queue a row it only knows by id: its account, endpoint and whether it is open and due. */
 export type RowHead = Pick<DeliveryRow, 'id' | 'accountId' | 'endpointId' | 'status' | 'nextRetryAt' | 'claimedUntil'>;
 

@@ -1,5 +1,5 @@
 import { vetWebhookUrl, getMemberByEmail, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
-import { Dispatcher, WebhookTransport, acquireInFlightSlots, chargeDeliveryUnits, closeDelivered, refundDeliveryUnits, fanOutEvents, type AttemptOutcome } from '../src';
+import { Dispatcher, WebhookTransport, acquireInFlightSlots, closeDelivered, fanOutEvents, type AttemptOutcome } from '../src';
 import { eq, inArray, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
@@ -263,29 +263,9 @@ test('in-flight slots are shared fairly between worker processes: a lone process
   await a4.release();
 });
 
-test('units a round gives back go to the UTC day they were charged on: a refund after midnight never adds to the new day', async () => {
-  const a = await messagingAccount(h);
-  const seat = { accountId: a.accountId, plan: 'scale', seatUserId: a.owner.userId, units: 3 };
-  const day1 = new Date('2031-03-04T23:59:59.900Z');
-  const day2 = new Date('2031-03-05T00:00:00.100Z');
-  const used = async (at: Date) => Number(await h.deps.redis.get(unitsKey(h.deps.config.redisPrefix, a.accountId, a.owner.userId, at)) ?? 0);
-  h.clock.set(day1);
-  try {
-    const [charged] = await chargeDeliveryUnits(h.deps, [seat], day1);
-    expect(charged.allowed).toBe(true);
-    expect(await used(day1)).toBe(3);
-    h.clock.set(day2); // midnight passes between the charge and the refund
-    await refundDeliveryUnits(h.deps, [seat], day1);
-    expect(await used(day1)).toBe(0);
-    expect(await used(day2)).toBe(0);
-  } finally {
-    h.clock.reset();
-  }
-});
-
 test('a slow receiver holds nobody else\'s slots: another account\'s rows go out while its answers are awaited', async () => {
   const slow = await startReceiver();
-  slow.fallback = { status: 200, delayMs: 400 };
+  slow.fallback = { status: 200, delayMs: 2_000 };
   const x = await messagingAccount(h);
   const y = await messagingAccount(h);
   const xc = await makeChannel(x.ownerApi);
@@ -304,8 +284,8 @@ test('a slow receiver holds nobody else\'s slots: another account\'s rows go out
     await eventually(async () => d.stats().waiting === 0 && d.stats().inFlight === 0, 10_000, 'the dispatcher to finish');
     const xAt = ok.received.filter((r) => r.path === `/turn-x-${tag}`).map((r) => r.at);
     expect(xAt).toHaveLength(8);
-    // Both of X's turns (cap 4) went while Y's answers were still 400 ms away.
-    expect(Math.max(...xAt) - submittedAt).toBeLessThan(300);
+    // Both of X's turns (cap 4) went while Y's answers were still about 2 s away.
+    expect(Math.max(...xAt) - submittedAt).toBeLessThan(1_500);
     expect(outcomes.filter((o) => o.kind === 'done' && o.status === 'delivered')).toHaveLength(16);
   } finally {
     await d.close();

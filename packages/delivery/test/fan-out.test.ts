@@ -63,7 +63,7 @@ test('an event no endpoint matches is marked relayed and gets no delivery', asyn
   expect(row.relayedAt).toBeInstanceOf(Date);
 });
 
-test('a fan-out may write some rows already claimed (the first round of its batch), the others open', async () => {
+test('a fan-out plan written twice (two workers holding the same read) writes its rows once, open and unclaimed', async () => {
   const a = await messagingAccount(h);
   const ch = await makeChannel(a.ownerApi);
   const one = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: 'https://localhost:1/one', events: ['message.posted'] });
@@ -72,14 +72,11 @@ test('a fan-out may write some rows already claimed (the first round of its batc
   const [event] = (await eventsOf(h, a.accountId)).filter((e) => e.type === 'message.posted');
   const plan = await planFanOut(h.deps, [event.id]);
   expect(plan.rows).toHaveLength(2);
-  const until = new Date(Date.now() + 15_000);
-  const claimedRow = plan.rows.find((r) => r.endpointId === one.id)!;
-  const written = await writeFanOut(h.deps, plan, { ids: new Set([claimedRow.id]), until });
+  const written = await writeFanOut(h.deps, plan);
   expect(written.map((r) => r.id).sort()).toEqual(plan.rows.map((r) => r.id).sort());
   const [r1] = await deliveriesOf(h, one.id);
   const [r2] = await deliveriesOf(h, two.id);
-  expect(r1.claimedUntil?.getTime()).toBe(until.getTime());
-  expect(r2.claimedUntil).toBeNull();
+  expect([r1, r2].every((r) => r.status === 'pending' && r.claimedUntil === null)).toBe(true);
   // The same plan written again (a second worker holding the same read) writes nothing.
   expect(await writeFanOut(h.deps, plan)).toEqual([]);
 });

@@ -88,6 +88,9 @@ describe('pending → delivered (spec: Delivery transitions row 1; Delivery head
     expect(row).toMatchObject({ kind: 'event', attempt: 1, chainId: row.id, responseStatus: 200, error: null, nextRetryAt: null });
     expect(row.latencyMs).toEqual(expect.any(Number));
     expect((await endpointRow(h, ep.id)).lastSuccessAt).toBeInstanceOf(Date);
+    // Each stage of the delivery was timed (teamchat_webhook_stage_seconds).
+    const stages = (await h.deps.metrics.deliveryStageSeconds.get()).values.filter((v) => v.metricName?.endsWith('_count') && v.value > 0).map((v) => v.labels.stage);
+    expect(new Set(stages)).toEqual(new Set(['relay', 'fan_out', 'dispatch', 'answer', 'record']));
   });
 
   test('during rotation two v1 signatures, current first: each secret verifies with stripe and standardwebhooks', async () => {

@@ -26,8 +26,14 @@ export async function accountContext(req: Request, res: Response, next: NextFunc
   // Spec: a read-only or suspended account answers every route under it, reads included.
   const stateError = accountStateError(account.state);
   if (stateError) throw stateError;
+  // A read-only credential changes nothing, whatever its scopes: every route but a read answers
+  // insufficient_scope before any route runs (docs/api.md "Read-only credentials").
+  if (actor.principal.readOnly && !READ_METHODS.has(req.method)) throw errors.readOnlyCredential();
   next();
 }
+
+/** The methods that only read. Every non-GET route under an account changes something (none only reads). */
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** Needs `scope`: a credential without it gets insufficient_scope; a web session whose role lacks it, forbidden. */
 export function requireScope(scope: string) {

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, isUniqueViolation, uniqueViolationError } from '@teamchat/core';
+import { AppError, databaseTimeoutError, isDatabaseTimeout, isUniqueViolation, uniqueViolationError } from '@teamchat/core';
 import { depsOf, locals } from './locals';
 import { fromCallerInput } from './input-errors';
 
@@ -18,6 +18,10 @@ export function errorHandler(err: unknown, req: Request, res: Response, _next: N
   if (err instanceof AppError) appError = err;
   else if (err && typeof err === 'object') appError = fromBodyParser(err as { type?: string; status?: number });
   if (!appError && isUniqueViolation(err)) appError = uniqueViolationError(err);
+  if (!appError && isDatabaseTimeout(err)) {
+    (l.log ?? depsOf(req).logger).warn('database time bound hit', { request_id: l.requestId, path: req.path });
+    appError = databaseTimeoutError(depsOf(req).config.dbStatementTimeoutMs / 1000);
+  }
   if (!appError) {
     (l.log ?? depsOf(req).logger).error('unhandled error', {
       error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),

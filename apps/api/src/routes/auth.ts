@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import Joi from 'joi';
-import { AppError, PASSWORD_MAX, assertSignInAllowed, clearSignInFailures, recordSignInFailure, signIn, signOut } from '@teamchat/core';
+import { AppError, PASSWORD_MAX, clientAddressKey, reserveSignIn, signIn, signOut, type SignInOutcome } from '@teamchat/core';
 import { SESSION_COOKIE, authenticateWebHost } from '../http/authenticate';
 import { depsOf, locals } from '../http/locals';
 import { validate } from '../http/validate';
@@ -15,19 +15,25 @@ export function authRouter(): Router {
     async (req: Request, res: Response) => {
       const deps = depsOf(req);
       const { email, password } = locals(res).valid.body;
-      const prefix = deps.config.redisPrefix;
       const log = locals(res).log;
-      await assertSignInAllowed(deps.redis, prefix, email, log);
+      // Rules: docs/api.md "Hosts and sessions", sign-in throttling. The attempt is counted first
+      // (one Redis script, refused when the email or the address is used up), then it takes a
+      // hashing slot of this process or is refused at once (it stays counted), then the password.
+      const address = req.ip;
+      const reservation = await reserveSignIn(deps.redis, deps.config.redisPrefix, { email, address }, log);
+      const leave = deps.passwordHashing.enter(clientAddressKey(address));
       let result;
+      let outcome: SignInOutcome = 'not_checked';
       try {
-        result = await deps.database.db.transaction((tx) =>
-          signIn(tx, { email, password, ttlHours: deps.config.sessionTtlHours, now: deps.now(), requestId: locals(res).requestId }),
-        );
+        result = await signIn(deps.database.db, { email, password, ttlHours: deps.config.sessionTtlHours, now: deps.now(), requestId: locals(res).requestId });
+        outcome = 'succeeded';
       } catch (err) {
-        if (err instanceof AppError && err.code === 'unauthorized') await recordSignInFailure(deps.redis, prefix, email, log);
+        if (err instanceof AppError && err.code === 'unauthorized') outcome = 'failed';
         throw err;
+      } finally {
+        leave();
+        await reservation.settle(outcome);
       }
-      await clearSignInFailures(deps.redis, prefix, email, log);
       res.cookie(SESSION_COOKIE, result.token, {
         httpOnly: true,
         sameSite: 'lax',

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import Joi from 'joi';
 import {
-  GRANTABLE_SCOPES, createAgent, isWebSession, listCredentials, listIdentities, listMembers, listQuerySchema,
+  GRANTABLE_SCOPES, claimAgentRegistration, createAgent, isWebSession, listCredentials, listIdentities, listMembers, listQuerySchema,
   toCredentialView, toIdentityView, toMemberView,
 } from '@teamchat/core';
 import { requireScope } from '../http/account';
@@ -38,7 +38,9 @@ export function directoryRouter(): Router {
         client_ref: Joi.string().max(128),
       },
     }),
-    creating(async ({ tx, actor, body }) => {
+    creating(async ({ tx, deps, actor, body }) => {
+      // Agents per seat per day (docs/api.md "Agents per seat per day"), counted exactly in this transaction.
+      await claimAgentRegistration(tx, deps.config, { accountId: actor.accountId, userId: actor.userId, now: deps.now() });
       // A credential mints at most what it holds (its read-only flag and expiry too); a web session grants up to its role.
       const grantor = isWebSession(actor) ? undefined : { scopes: actor.scopes, readOnly: actor.principal.readOnly, expiresAt: actor.principal.expiresAt };
       const agent = await createAgent(tx, {

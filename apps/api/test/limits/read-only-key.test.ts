@@ -1,7 +1,8 @@
 /**
  * Spec: Authentication rule 5 — channels:read and channels:write are always granted, except that
  * a read-only credential drops channels:write; rule 7 — a missing scope answers 403
- * insufficient_scope. Checked on POST /accounts/{id}/channels (channels:write).
+ * insufficient_scope. Checked on POST /accounts/{id}/channels (channels:write); a read-only credential is
+ * refused every write before its scope is looked at (docs/api.md "Read-only credentials").
  */
 import request from 'supertest';
 import { and, channels, eq, sql } from '@teamchat/db';
@@ -26,7 +27,7 @@ test('a read-only key is refused a channels:write route with 403 insufficient_sc
   const before = await channelCount(acct.accountId);
   const refused = await request(h.api).post(path).set(bearer(readOnly)).send({ name: 'ro-attempt' });
   expect(refused.status).toBe(403);
-  expect(refused.body.error).toMatchObject({ code: 'insufficient_scope', required_scope: 'channels:write' });
+  expect(refused.body.error).toMatchObject({ code: 'insufficient_scope', reason: 'read_only_credential' });
   expect(await channelCount(acct.accountId)).toBe(before);
 
   // the same request with an ordinary key of the same person succeeds: the route exists and the body is valid

@@ -109,7 +109,7 @@ describe('Channels (spec: Endpoints / Channels)', () => {
     const ro = await memberCaller(h, a.accountId, 'member', { readOnly: true });
     const res = await ro.post('/channels', { name: 'nope' });
     expect(res.status).toBe(403);
-    expect(res.body.error).toMatchObject({ code: 'insufficient_scope', required_scope: 'channels:write' });
+    expect(res.body.error).toMatchObject({ code: 'insufficient_scope', reason: 'read_only_credential' });
     expect((await ro.get('/channels')).status).toBe(200);
   });
 

@@ -82,11 +82,13 @@ describe('an endpoint awaiting enable (URL set by a credential) delivers nothing
     expect(first.headers.authorization).toBeUndefined();
   });
 
-  test('a person moving the URL on the dashboard keeps the header (they set it and see authorization_set)', async () => {
+  test('a person moving the URL on the dashboard drops the header too, unless the same request sets one (it goes only to the URL it was set for)', async () => {
     const a = await newAccount(h);
     const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: rx.url('/p1'), authorization: 'keep-me' });
     const { agent, csrf } = await signInWeb(h, a.owner.email);
     const moved = await agent.patch(`/accounts/${a.accountId}/webhooks/${ep.id}`).set('X-CSRF-Token', csrf).send({ url: rx.url('/p2') });
-    expect(moved.body).toMatchObject({ enabled: true, authorization_set: true });
+    expect(moved.body).toMatchObject({ enabled: true, authorization_set: false });
+    const reset = await agent.patch(`/accounts/${a.accountId}/webhooks/${ep.id}`).set('X-CSRF-Token', csrf).send({ url: rx.url('/p3'), authorization: 'for-p3' });
+    expect(reset.body).toMatchObject({ enabled: true, authorization_set: true });
   });
 });

@@ -1,5 +1,4 @@
-import { z } from 'zod/v4';
-import { defineTool, fields, pageQuery, reads, seg, type ToolDef } from './define';
+import { defineTool, fields, idOf, pageQuery, reads, seg, type ToolDef } from './define';
 
 /** The account, its background jobs (account:manage) and its audit log (audit:read). */
 export const accountTools: ToolDef[] = [
@@ -14,7 +13,7 @@ export const accountTools: ToolDef[] = [
     name: 'get_job', title: 'Follow a background job', toolset: 'Account and jobs', scope: 'account:manage', method: 'GET', path: '/accounts/{accountId}/jobs/{jobId}',
     description: 'Shows a background job (e.g. an approved deletion): status queued, running, succeeded or failed, with its result or error.',
     annotations: reads,
-    input: { job_id: z.string().min(1).max(64).describe('Job id (`job_id` from an approval or another result).') },
+    input: { job_id: idOf('job').describe('Job id (`job_id` from an approval or another result).') },
     request: (a) => ({ method: 'GET', path: `/jobs/${seg(a.job_id)}` }),
   }),
   defineTool({

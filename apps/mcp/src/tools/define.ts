@@ -1,4 +1,5 @@
 import { z } from 'zod/v4';
+import { CONTENT_LIMITS, TS_PATTERN, idPattern, type IdKind } from '@teamchat/core';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -52,13 +53,19 @@ export function defineTool<S extends z.ZodRawShape>(
   return { ...def, input: z.object(def.input) };
 }
 
-/** Path segment, escaped. */
+/** Path segment, escaped. The REST client refuses a segment of `.`, `..` or nothing, whatever the tool (rest-client.ts). */
 export const seg = (value: string) => encodeURIComponent(value);
+
+/**
+ * An id argument: exactly its kind's form (`ch_…`, `job_…`, `whe_…`: core `idPattern`), so no
+ * argument can carry `..`, `/` or anything else that would steer the REST call to another path.
+ */
+export const idOf = (kind: IdKind) => z.string().regex(idPattern(kind), `must be an id of the form ${idPattern(kind).source.slice(1, -1)}`);
 
 // Fields shared by many tools, with descriptions an agent can act on.
 export const fields = {
-  channelId: z.string().min(1).max(80).describe('Channel id (`id` from list_channels), or a direct message id (from list_dms or open_dm).'),
-  ts: z.string().regex(/^\d{1,12}\.\d{6}$/).describe("The message's `ts`, its id: seconds and microseconds, e.g. \"1718000000.000100\"."),
+  channelId: idOf('channel').describe('Channel id (`id` from list_channels), or a direct message id (from list_dms or open_dm).'),
+  ts: z.string().regex(TS_PATTERN).describe("The message's `ts`, its id: seconds and microseconds, e.g. \"1718000000.000100\"."),
   limit: z.number().int().min(1).max(200).optional().describe('Items per page, 1..200 (default 50).'),
   cursor: z.string().min(1).max(2048).optional().describe('`next_cursor` of the previous page; omit for the first page. `next_cursor: null` means there is no more.'),
   idempotencyKey: z.guid().optional().describe('A UUID you choose: repeating the call with the same key within 24 hours returns the first result instead of creating a second object (sent as Idempotency-Key).'),
@@ -76,7 +83,7 @@ export const fields = {
     .max(10)
     .optional()
     .describe('Up to 10 attachments, each with a `url` or a `file_id`.'),
-  emoji: z.string().regex(/^[a-z0-9_+-]{1,64}$/).describe('Emoji name without colons, e.g. "thumbsup", "+1", "white_check_mark".'),
+  emoji: z.string().regex(CONTENT_LIMITS.emoji).describe('Emoji name without colons, e.g. "thumbsup", "+1", "white_check_mark".'),
 };
 
 export const pageQuery = (args: { limit?: number; cursor?: string }) => ({ limit: args.limit, cursor: args.cursor });

@@ -1,5 +1,5 @@
 import { z } from 'zod/v4';
-import { defineTool, destructive, fields, pageQuery, reads, seg, writes, type ToolDef } from './define';
+import { defineTool, destructive, fields, idOf, pageQuery, reads, seg, writes, type ToolDef } from './define';
 
 const CM = 'Channels and messages' as const;
 const msgPath = (a: { channel_id: string; ts: string }) => `/channels/${seg(a.channel_id)}/messages/${seg(a.ts)}`;
@@ -98,7 +98,7 @@ export const messagingTools: ToolDef[] = [
     description: 'Opens a direct message with 1 to 8 other identities (people or agents), or returns the existing one with exactly those members. Post in it with post_message.',
     annotations: writes({ idempotentHint: true }),
     input: {
-      members: z.array(z.string().min(1).max(80)).min(1).max(8).describe('Identity ids (`idn_…`) of the other members, not including yourself.'),
+      members: z.array(idOf('identity')).min(1).max(8).describe('Identity ids (`idn_…`) of the other members, not including yourself.'),
       client_ref: fields.clientRef, idempotency_key: fields.idempotencyKey,
     },
     request: (a) => ({ method: 'POST', path: '/dms', body: { members: a.members, client_ref: a.client_ref }, headers: { 'Idempotency-Key': a.idempotency_key } }),

@@ -25,12 +25,34 @@ export interface CallContext {
 }
 
 /**
+ * Refuses a path with a segment that is empty, `.` or `..` (also percent-encoded, as `%2e`): the
+ * URL parser would collapse it and the call would reach another route than the tool's (a job id of
+ * `..` made `GET /jobs/..` into `GET /accounts/{id}`). Checked here, whatever the tool and whatever
+ * its argument schemas, so a new tool cannot reopen it.
+ */
+export function assertPlainSegments(path: string): void {
+  for (const raw of path.split('/').slice(1)) {
+    let segment: string;
+    try {
+      segment = decodeURIComponent(raw);
+    } catch {
+      segment = raw;
+    }
+    if (segment === '' || segment === '.' || segment === '..') {
+      throw new AppError('invalid_request', 'An argument would make an empty, "." or ".." path segment; give the id as it was returned.', { reason: 'invalid_path_segment' });
+    }
+  }
+}
+
+/**
  * The ONE REST call of a tool: over HTTP to the API host with the caller's credential, so scopes,
  * roles, limits, account states, idempotency and errors are the REST surface's own. The MCP
  * session travels in the signed X-MCP-Session header (core `mcp/session-header.ts`).
  */
 export async function callRest(ctx: CallContext, request: RestRequest): Promise<RestResponse> {
-  const url = new URL(`${ctx.apiUrl}/accounts/${encodeURIComponent(ctx.accountId)}${request.path}`);
+  const path = `/accounts/${encodeURIComponent(ctx.accountId)}${request.path}`;
+  assertPlainSegments(path);
+  const url = new URL(`${ctx.apiUrl}${path}`);
   for (const [name, value] of Object.entries(request.query ?? {})) {
     if (value !== undefined) url.searchParams.set(name, String(value));
   }

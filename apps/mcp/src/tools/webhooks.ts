@@ -1,18 +1,18 @@
 import { z } from 'zod/v4';
 import { ENDPOINT_LIMITS, ENDPOINT_PAYLOAD_MODES, EVENT_TYPES } from '@teamchat/core';
-import { defineTool, destructive, fields, pageQuery, reads, seg, writes, type ToolDef } from './define';
+import { defineTool, destructive, fields, idOf, pageQuery, reads, seg, writes, type ToolDef } from './define';
 
 const WH = 'Webhooks' as const;
 
 // The register/change payload's rules are the REST route's (apps/api/src/routes/webhooks/endpoints.schemas.ts);
 // the event names are the events module's one list (EVENT_TYPES, which the route takes as SUBSCRIBABLE_EVENTS),
 // so a new event type reaches this schema by itself.
-const endpointId = z.string().min(1).max(80).describe('Webhook endpoint id (`id` from list_webhooks, "whe_…").');
+const endpointId = idOf('webhook').describe('Webhook endpoint id (`id` from list_webhooks, "whe_…").');
 const url = z.url().max(ENDPOINT_LIMITS.urlMaxLength)
   .describe('Public https URL of the receiver (up to 2,048 characters). Private, loopback and link-local addresses are refused (invalid_request, field url, with a reason).');
 const events = z.array(z.enum(EVENT_TYPES)).min(1).max(ENDPOINT_LIMITS.maxEvents)
   .describe('Event names to send, at least one, no repeats. channel.created, channel.deleted and session.evicted can be subscribed to but are not sent yet; a test event reaches the endpoint whatever it lists.');
-const channels = z.union([z.literal('all'), z.array(z.string().min(1).max(80)).min(1).max(ENDPOINT_LIMITS.maxChannels)])
+const channels = z.union([z.literal('all'), z.array(idOf('channel')).min(1).max(ENDPOINT_LIMITS.maxChannels)])
   .describe('"all" (every channel and direct message), or a list of 1..500 channel ids (`id` from list_channels; direct messages are covered only by "all").');
 const payload = z.enum(ENDPOINT_PAYLOAD_MODES)
   .describe('"pointers" (ids, timestamps, identities; never text; the default) or "text" (adds the message text and links).');
@@ -72,7 +72,7 @@ export const webhookTools: ToolDef[] = [
     name: 'replay_webhook_delivery', title: 'Replay a delivery', toolset: WH, scope: 'webhooks:manage', method: 'POST', path: '/accounts/{accountId}/webhooks/{endpointId}/deliveries/{deliveryId}/replay',
     description: 'Sends a logged delivery again now, whatever its status (dead included): a new delivery with exactly the body sent the first time and the same event id. Returns delivery_id, status, response_status, latency_ms, error, next_retry_at. One attempt (dead if it fails); 60 per hour per endpoint (rate_limited with retry_after). Refused for an endpoint awaiting enable (forbidden, reason awaiting_enable).',
     annotations: writes({ openWorldHint: true }),
-    input: { endpoint_id: endpointId, delivery_id: z.string().min(1).max(80).describe('Delivery id (`id` from list_webhook_deliveries, "dlv_…").') },
+    input: { endpoint_id: endpointId, delivery_id: idOf('delivery').describe('Delivery id (`id` from list_webhook_deliveries, "dlv_…").') },
     request: (a) => ({ method: 'POST', path: `${endpointPath(a.endpoint_id)}/deliveries/${seg(a.delivery_id)}/replay`, body: {} }),
   }),
 ];

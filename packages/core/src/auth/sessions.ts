@@ -1,4 +1,4 @@
-import { accounts, eq, members, runStatement, statement, webSessions, type Executor } from '@teamchat/db';
+import { accounts, eq, members, runStatement, statement, webSessions, type Db, type Executor } from '@teamchat/db';
 import { MEMBERSHIP_COLUMNS, membershipFrom, type AccountMembership, type MembershipColumns } from '../accounts/directory';
 import { recordAudit } from '../audit';
 import { DUMMY_PASSWORD_HASH, hashSecret, safeEqual, verifyPassword } from '../crypto';
@@ -22,14 +22,25 @@ export interface SignInResult {
   };
 }
 
-/** Same answer, and about the same time, for an unknown email and a wrong password. */
+/**
+ * Same answer, and about the same time, for an unknown email and a wrong password. The password is
+ * checked before the transaction opens, so no connection is held through the hashing.
+ */
 export async function signIn(
-  tx: Executor,
+  db: Db,
   input: { email: string; password: string; ttlHours: number; now: Date; requestId?: string },
 ): Promise<SignInResult> {
-  const user = await findUserByEmail(tx, input.email);
+  const user = await findUserByEmail(db, input.email);
   const ok = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
   if (!user || !ok) throw errors.unauthorized('The email or password is wrong.');
+  return db.transaction((tx) => startSession(tx, { user, ttlHours: input.ttlHours, now: input.now, requestId: input.requestId }));
+}
+
+async function startSession(
+  tx: Executor,
+  input: { user: { id: string; email: string }; ttlHours: number; now: Date; requestId?: string },
+): Promise<SignInResult> {
+  const { user } = input;
   const token = newSecret('web_session');
   const csrfToken = randomToken(40);
   const expiresAt = new Date(input.now.getTime() + input.ttlHours * 3_600_000);

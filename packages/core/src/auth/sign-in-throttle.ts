@@ -1,32 +1,86 @@
 import type Redis from 'ioredis';
 import { createHash } from 'node:crypto';
+import { isIPv6 } from 'node:net';
 import type { Logger } from '../logger';
 import { redisAvailability } from '../limits/availability';
 import { LocalWindowCounter } from '../limits/local-window';
 import { rateLimited } from '../limits/refusals';
+import { RedisScript } from '../limits/units';
 
 /** Failed sign-ins allowed per email in the window before further attempts are refused. */
 export const SIGN_IN_MAX_FAILURES = 10;
 /** The window, in seconds (15 minutes), counted from the first failure. */
 export const SIGN_IN_WINDOW_S = 15 * 60;
+/** Sign-in attempts allowed per client address in its window (a successful one is given back). */
+export const SIGN_IN_MAX_PER_ADDRESS = 60;
+/** The per-address window, in seconds, counted from the first attempt. */
+export const SIGN_IN_ADDRESS_WINDOW_S = 60;
 
-function key(prefix: string, email: string): string {
+const hashed = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
+
+function emailKey(prefix: string, email: string): string {
   // Hashed so the Redis keyspace holds no email addresses.
-  return `${prefix}:signin:${createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 32)}`;
+  return `${prefix}:signin:${hashed(email.trim().toLowerCase())}`;
 }
 
 /**
- * While Redis is away failures are counted in this process (docs/limits.md, 'When Redis is away'), so the throttle
- * still holds per process; once Redis answers again its count is the one that matters.
+ * The part of a client address that one client controls: an IPv4 address (IPv4-mapped IPv6
+ * included) whole, an IPv6 address by its /64, since one subscriber usually holds a whole /64.
  */
-const localCounts = new WeakMap<Redis, LocalWindowCounter>();
-function local(redis: Redis): LocalWindowCounter {
-  let counter = localCounts.get(redis);
-  if (!counter) {
-    counter = new LocalWindowCounter(SIGN_IN_WINDOW_S * 1000);
-    localCounts.set(redis, counter);
+export function clientAddressKey(address: string | undefined): string {
+  if (!address) return 'unknown';
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1];
+  if (!isIPv6(address)) return address;
+  const [head, tail = ''] = address.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = address.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+}
+
+function addressKey(prefix: string, address: string | undefined): string {
+  return `${prefix}:signin-addr:${hashed(clientAddressKey(address))}`;
+}
+
+/**
+ * Reserves one attempt before any password work, in one round trip: refused (with the TTL of the
+ * full counter) when the email has SIGN_IN_MAX_FAILURES or the address SIGN_IN_MAX_PER_ADDRESS,
+ * else both counters count it. So at most the allowed number of attempts ever reach the password
+ * hash in a window, whatever the concurrency.
+ */
+const RESERVE_SCRIPT = new RedisScript(`
+  local e = tonumber(redis.call('GET', KEYS[1]) or '0')
+  if e >= tonumber(ARGV[1]) then return {1, redis.call('TTL', KEYS[1])} end
+  local a = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if a >= tonumber(ARGV[3]) then return {2, redis.call('TTL', KEYS[2])} end
+  redis.call('INCR', KEYS[1])
+  redis.call('EXPIRE', KEYS[1], ARGV[2], 'NX')
+  redis.call('INCR', KEYS[2])
+  redis.call('EXPIRE', KEYS[2], ARGV[4], 'NX')
+  return {0, 0}
+`);
+
+/** Gives back one reserved attempt of each key named (never below zero). */
+const REFUND_SCRIPT = new RedisScript(`
+  for i = 1, #KEYS do
+    if tonumber(redis.call('GET', KEYS[i]) or '0') > 0 then redis.call('DECR', KEYS[i]) end
+  end
+  return 0
+`);
+
+/**
+ * While Redis is away attempts are counted in this process (docs/limits.md, 'When Redis is away'),
+ * so the throttle still holds per process; once Redis answers again its count is the one that matters.
+ */
+const localCounts = new WeakMap<Redis, { emails: LocalWindowCounter; addresses: LocalWindowCounter }>();
+function local(redis: Redis) {
+  let counters = localCounts.get(redis);
+  if (!counters) {
+    counters = { emails: new LocalWindowCounter(SIGN_IN_WINDOW_S * 1000), addresses: new LocalWindowCounter(SIGN_IN_ADDRESS_WINDOW_S * 1000) };
+    localCounts.set(redis, counters);
   }
-  return counter;
+  return counters;
 }
 
 /** Runs `op` on Redis when it is usable; undefined (after counting the degraded decision) when not. */
@@ -45,36 +99,71 @@ async function onRedis<T>(redis: Redis, log: Logger | undefined, op: () => Promi
   return undefined;
 }
 
-const refuse = (retryAfterS: number) => rateLimited({
+const refuseEmail = (retryAfterS: number) => rateLimited({
   scope: 'sign_in',
   retryAfterS,
   message: (s) => `Too many failed sign-ins for this email; retry after ${s} s.`,
 });
 
-/** Refuses with 429 rate_limited (scope `sign_in`) once an email has too many recent failures. */
-export async function assertSignInAllowed(redis: Redis, prefix: string, email: string, log?: Logger): Promise<void> {
-  const k = key(prefix, email);
-  const got = await onRedis(redis, log, () => Promise.all([redis.get(k), redis.ttl(k)]));
+const refuseAddress = (retryAfterS: number) => rateLimited({
+  scope: 'sign_in',
+  retryAfterS,
+  message: (s) => `Too many sign-in attempts from this address; retry after ${s} s.`,
+});
+
+/** How a reserved attempt ended: a success clears the email's failures and gives the address its attempt back. */
+export type SignInOutcome = 'succeeded' | 'failed' | 'not_checked';
+
+export interface SignInReservation {
+  /**
+   * `succeeded`: the email's count is cleared, the address's attempt given back; `failed` (wrong
+   * email or password): both stay counted; `not_checked` (the attempt broke before an answer):
+   * both given back.
+   */
+  settle(outcome: SignInOutcome): Promise<void>;
+}
+
+/**
+ * Reserves one sign-in attempt for `email` from `address` before the password is checked;
+ * refuses with 429 rate_limited (scope `sign_in`, Retry-After) when either is used up.
+ */
+export async function reserveSignIn(
+  redis: Redis,
+  prefix: string,
+  input: { email: string; address: string | undefined },
+  log?: Logger,
+): Promise<SignInReservation> {
+  const ek = emailKey(prefix, input.email);
+  const ak = addressKey(prefix, input.address);
+  const got = await onRedis(redis, log, () => RESERVE_SCRIPT.run<[number, number]>(
+    redis, [ek, ak], [SIGN_IN_MAX_FAILURES, SIGN_IN_WINDOW_S, SIGN_IN_MAX_PER_ADDRESS, SIGN_IN_ADDRESS_WINDOW_S],
+  ));
   if (got) {
-    const [failures, ttl] = got.value;
-    if (Number(failures ?? 0) >= SIGN_IN_MAX_FAILURES) throw refuse(ttl);
-    return;
+    const [refused, ttl] = got.value;
+    if (refused === 1) throw refuseEmail(ttl > 0 ? ttl : SIGN_IN_WINDOW_S);
+    if (refused === 2) throw refuseAddress(ttl > 0 ? ttl : SIGN_IN_ADDRESS_WINDOW_S);
+  } else {
+    const now = Date.now();
+    const { emails, addresses } = local(redis);
+    const e = emails.peek(ek, now);
+    if (e && e.count >= SIGN_IN_MAX_FAILURES) throw refuseEmail((e.resetAt - now) / 1000);
+    const a = addresses.peek(ak, now);
+    if (a && a.count >= SIGN_IN_MAX_PER_ADDRESS) throw refuseAddress((a.resetAt - now) / 1000);
+    emails.hit(ek, now);
+    addresses.hit(ak, now);
   }
-  const now = Date.now();
-  const w = local(redis).peek(k, now);
-  if (w && w.count >= SIGN_IN_MAX_FAILURES) throw refuse(Math.ceil((w.resetAt - now) / 1000));
-}
-
-/** Counts a failed sign-in; the window starts at the first failure. */
-export async function recordSignInFailure(redis: Redis, prefix: string, email: string, log?: Logger): Promise<void> {
-  const k = key(prefix, email);
-  const done = await onRedis(redis, log, () => redis.multi().incr(k).expire(k, SIGN_IN_WINDOW_S, 'NX').exec());
-  if (!done) local(redis).hit(k, Date.now());
-}
-
-/** A successful sign-in clears the count. */
-export async function clearSignInFailures(redis: Redis, prefix: string, email: string, log?: Logger): Promise<void> {
-  const k = key(prefix, email);
-  local(redis).reset(k);
-  await onRedis(redis, log, () => redis.del(k));
+  return {
+    async settle(outcome) {
+      if (outcome === 'failed') return;
+      const counters = local(redis);
+      const now = Date.now();
+      if (outcome === 'succeeded') counters.emails.reset(ek);
+      else counters.emails.unhit(ek, now);
+      counters.addresses.unhit(ak, now);
+      await onRedis(redis, log, async () => {
+        if (outcome === 'succeeded') await redis.del(ek);
+        await REFUND_SCRIPT.run(redis, outcome === 'succeeded' ? [ak] : [ek, ak], []);
+      });
+    },
+  };
 }

@@ -1,3 +1,4 @@
+import { mentionEventRecipients } from '../messaging/mentions';
 import { formatTs } from '../messaging/ts';
 import type { MessageRow } from '../messaging/views';
 import type {
@@ -54,8 +55,8 @@ export function messagePostedEvents(input: {
   if (m.threadTsMicros !== null && input.parentAuthor !== null) {
     out.push({ type: 'thread.replied', accountId, data: { ...base, parent_author: input.parentAuthor, content } });
   }
-  for (const to of m.mentions) {
-    if (to !== m.authorIdentityId) out.push({ type: 'mention', accountId, data: { ...base, to, content } });
+  for (const to of mentionEventRecipients(m.mentions, m.authorIdentityId)) {
+    out.push({ type: 'mention', accountId, data: { ...base, to, content } });
   }
   if (input.broadcast) {
     out.push({ type: 'mention', accountId, data: { ...base, broadcast: true, broadcast_kind: input.broadcast, from: m.authorIdentityId, content } });

@@ -8,3 +8,4 @@ export * from './read-meter';
 export * from './refusals';
 export * from './availability';
 export * from './local-window';
+export * from './heavy-reads';

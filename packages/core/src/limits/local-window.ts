@@ -37,6 +37,12 @@ export class LocalWindowCounter {
     return w && nowMs < w.resetAt && nowMs >= w.resetAt - this.windowMs ? { ...w } : undefined;
   }
 
+  /** Gives back one hit of `key`'s open window (a refunded attempt); nothing when none is open. */
+  unhit(key: string, nowMs: number): void {
+    const w = this.windows.get(key);
+    if (w && nowMs < w.resetAt && w.count > 0) w.count -= 1;
+  }
+
   reset(key: string): void {
     this.windows.delete(key);
   }

@@ -1,7 +1,7 @@
 import type { Config } from '../config';
 
 /** What a notification is about. `data` of each kind is shown below; free-form extras are never mailed. */
-export type NotificationKind = 'webhook.awaiting_enable' | 'webhook.disabled' | 'mirror.disabled';
+export type NotificationKind = 'webhook.awaiting_enable' | 'webhook.disabled' | 'webhook.taken_over' | 'mirror.disabled';
 
 export interface NotificationData {
   /** the webhook endpoint concerned */
@@ -10,7 +10,7 @@ export interface NotificationData {
   mirror_id?: string;
   /** scheme, host and port of its URL only: a path or query may hold a receiver's token */
   url_origin?: string;
-  /** why: `registered`, `url_changed`, `payload_text` (awaiting_enable); `manual`, `failing`, `gone`, `slow` (disabled) */
+  /** why: `registered`, `url_changed`, `payload_text` (awaiting_enable); `manual`, `failing`, `gone`, `slow` (disabled); `changed_by_other` (taken_over) */
   reason?: string;
   [field: string]: unknown;
 }
@@ -23,6 +23,19 @@ const WHY: Record<string, string> = {
   failing: 'was disabled automatically: every delivery failed for 24 hours',
   gone: 'was disabled automatically: the receiver answered 410 Gone',
   slow: 'was disabled automatically: the median latency of its last 50 deliveries was above 2 seconds',
+  changed_by_other: 'had its URL or payload mode changed by someone other than its creator, who is now its creator',
+};
+
+const ACTION: Record<string, string> = {
+  'webhook.awaiting_enable': 'It delivers nothing until an owner or admin reviews it and enables it on the Webhooks page of the dashboard.',
+  'webhook.disabled': 'It delivers nothing until an owner or admin enables it again on the Webhooks page of the dashboard.',
+  'webhook.taken_over': 'Its text is now limited to the channels its new creator can read, and its units are charged to their seat. Check the change on the Webhooks page of the dashboard and in the audit log.',
+};
+
+const SUBJECT: Record<string, string> = {
+  'webhook.awaiting_enable': 'Webhook endpoint awaiting enable',
+  'webhook.disabled': 'Webhook endpoint disabled',
+  'webhook.taken_over': 'Webhook endpoint changed by someone else',
 };
 
 /**
@@ -37,12 +50,8 @@ export function renderNotificationEmail(
   if (input.kind === 'mirror.disabled') return mirrorDisabledEmail(config, input.accountId, data);
   const what = `Webhook endpoint ${data.endpoint_id ?? ''}${data.url_origin ? ` (${data.url_origin})` : ''}`.trim();
   const why = (data.reason && WHY[data.reason]) ?? (data.reason ? `changed state (${data.reason})` : 'needs attention');
-  const action = input.kind === 'webhook.awaiting_enable'
-    ? 'It delivers nothing until an owner or admin reviews it and enables it on the Webhooks page of the dashboard.'
-    : 'It delivers nothing until an owner or admin enables it again on the Webhooks page of the dashboard.';
-  const subject = input.kind === 'webhook.awaiting_enable'
-    ? `Webhook endpoint awaiting enable in account ${input.accountId}`
-    : `Webhook endpoint disabled in account ${input.accountId}`;
+  const action = ACTION[input.kind] ?? ACTION['webhook.disabled'];
+  const subject = `${SUBJECT[input.kind] ?? SUBJECT['webhook.disabled']} in account ${input.accountId}`;
   const text = [
     `${what} ${why}.`,
     action,

@@ -1,4 +1,4 @@
-import { and, eq, inArray, members, notifications, users, type Executor } from '@teamchat/db';
+import { and, eq, inArray, members, notifications, or, users, type Executor } from '@teamchat/db';
 import type { Deps } from '../context';
 import { newId } from '../ids';
 import { mailTransport } from './mailer';
@@ -8,6 +8,8 @@ export interface NotifyInput {
   accountId: string;
   kind: NotificationKind | string;
   data: NotificationData;
+  /** people of the account notified besides its owners and admins (an endpoint's creator who is a member) */
+  alsoUserIds?: readonly string[];
 }
 
 /** A notification row written for one owner or admin, with the address to mail it to. */
@@ -21,7 +23,8 @@ export interface RecordedNotification {
 }
 
 /**
- * Writes one `notifications` row per owner and admin of the account, in the caller's
+ * Writes one `notifications` row per owner and admin of the account (and per person of
+ * `alsoUserIds` who has a seat in it), in the caller's
  * transaction (so the notice exists exactly when the change does). Email is a separate step,
  * after commit: `emailNotifications`.
  */
@@ -30,7 +33,12 @@ export async function recordAdminNotifications(tx: Executor, input: NotifyInput)
     .select({ userId: members.userId, email: users.email })
     .from(members)
     .innerJoin(users, eq(users.id, members.userId))
-    .where(and(eq(members.accountId, input.accountId), inArray(members.role, ['owner', 'admin'])))
+    .where(and(
+      eq(members.accountId, input.accountId),
+      input.alsoUserIds?.length
+        ? or(inArray(members.role, ['owner', 'admin']), inArray(members.userId, [...input.alsoUserIds]))
+        : inArray(members.role, ['owner', 'admin']),
+    ))
     .orderBy(members.seq);
   if (admins.length === 0) return [];
   const rows = admins.map((a) => ({ id: newId('notification'), accountId: input.accountId, userId: a.userId, kind: input.kind, data: input.data }));

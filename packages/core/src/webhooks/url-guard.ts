@@ -10,10 +10,13 @@ import { memoBounded } from '../bounded-memo';
  * unicast address (a name that also resolves to a private address is refused: DNS rebinding);
  * the caller then connects to the vetted `address`, never resolving the name a second time.
  *
- * Ranges come from ipaddr.js's own range tables: loopback, private, link-local (the cloud
- * metadata address 169.254.169.254 among them), CGNAT, multicast, broadcast, reserved,
- * unspecified, IPv6 unique-local; IPv4-mapped and NAT64 (rfc6052/rfc6145) addresses are judged by
- * the IPv4 address they embed; 6to4 and Teredo tunnels are refused whole.
+ * IPv4: ipaddr.js's `unicast` range (loopback, private, link-local with the cloud metadata address
+ * 169.254.169.254, CGNAT, multicast, broadcast, reserved and unspecified are other ranges) minus
+ * benchmarking. IPv6 is an allow-list, not a deny-list: only global unicast 2000::/3 minus the
+ * special-purpose blocks below, so a form nobody listed (IPv4-compatible ::/96, ::ffff:ffff:…,
+ * site-local, SRv6 SIDs) is refused by default. The forms that embed an IPv4 address and really
+ * lead to it (IPv4-mapped ::ffff:0:0/96, IPv4-translated ::ffff:0:0:0/96, NAT64 64:ff9b::/96,
+ * 6to4 2002::/16) are judged by the IPv4 address they embed. docs/webhooks.md "URL refusals".
  * `allowedHosts` (WEBHOOK_ALLOWED_HOSTS, development and tests only) exempts host names from
  * the address rule, never from `https`.
  */
@@ -26,11 +29,31 @@ export interface VettedUrl {
 
 export type UrlRefusal = 'invalid_url' | 'not_https' | 'private_address' | 'unresolvable';
 
-/** Unicast ranges ipaddr.js files under `unicast` that are still not the public internet. */
-const EXTRA_BLOCKED: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]> = [
-  ipaddr.parseCIDR('198.18.0.0/15'), // benchmarking (RFC 2544)
-  ipaddr.parseCIDR('100::/64'), // discard-only (RFC 6666)
+/** IPv4 unicast ranges ipaddr.js files under `unicast` that are still not the public internet. */
+const IPV4_EXTRA_BLOCKED = [ipaddr.IPv4.parseCIDR('198.18.0.0/15')]; // benchmarking (RFC 2544)
+
+/** Global unicast: the only IPv6 block a webhook may go to (IANA IPv6 address space). */
+const IPV6_GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');
+
+/**
+ * Special-purpose blocks inside 2000::/3 (IANA IPv6 special-purpose registry) that are refused.
+ * 2001::/23 is refused whole, its globally reachable sub-blocks included: they are anycast service
+ * addresses (PCP, TURN), AMT relays, AS112 sinks and ORCHID identifiers, never a webhook receiver,
+ * and Teredo (2001::/32) tunnels to an address the guard cannot see.
+ */
+const IPV6_BLOCKED = [
+  ipaddr.IPv6.parseCIDR('2001::/23'), // IETF protocol assignments (Teredo, benchmarking, ORCHID, ...)
+  ipaddr.IPv6.parseCIDR('2001:db8::/32'), // documentation
+  ipaddr.IPv6.parseCIDR('3fff::/20'), // documentation (RFC 9637)
 ];
+
+/** IPv6 ranges (ipaddr.js names) that lead to the IPv4 address they embed, and where it sits. */
+const EMBEDDED_IPV4: Record<string, (bytes: number[]) => number[]> = {
+  ipv4Mapped: (b) => b.slice(12), // ::ffff:0:0/96
+  rfc6145: (b) => b.slice(12), // IPv4-translated ::ffff:0:0:0/96
+  rfc6052: (b) => b.slice(12), // NAT64 well-known prefix 64:ff9b::/96
+  '6to4': (b) => b.slice(2, 6), // 2002:V4ADDR::/48
+};
 
 function refuse(reason: UrlRefusal, message: string): never {
   throw errors.invalid(message, { field: 'url', reason });
@@ -49,17 +72,34 @@ export function isPublicAddress(text: string): boolean {
   return memoBounded(verdicts, VERDICTS_MAX, text, judgeAddress);
 }
 
-function judgeAddress(text: string): boolean {
+/**
+ * An IPv6 literal with its trailing dotted quad spelled as two hex groups: ipaddr.js reads
+ * `::1.2.3.4` (IPv4-compatible) as `::ffff:1.2.3.4` (IPv4-mapped), which would judge it by its IPv4
+ * part; the WHATWG URL parser and the socket read it as `::102:304`.
+ */
+function hexTail(text: string): string {
+  const m = /^(.*:)(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  if (!m || text.indexOf(':') === -1) return text;
+  const [a, b, c, d] = m.slice(2).map(Number);
+  if ([a, b, c, d].some((n) => n > 255)) return text;
+  return `${m[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+}
+
+function judgeAddress(raw: string): boolean {
+  const text = hexTail(raw);
   if (!ipaddr.isValid(text)) return false;
-  let addr = ipaddr.parse(text);
-  if (addr.kind() === 'ipv6') {
-    const v6 = addr as ipaddr.IPv6;
-    const range = v6.range();
-    if (range === 'ipv4Mapped') addr = v6.toIPv4Address();
-    else if (range === 'rfc6052' || range === 'rfc6145') addr = ipaddr.fromByteArray(v6.toByteArray().slice(12));
-  }
-  if (addr.range() !== 'unicast') return false;
-  return !EXTRA_BLOCKED.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net, bits));
+  const addr = ipaddr.parse(text);
+  return addr.kind() === 'ipv4' ? isPublicIPv4(addr as ipaddr.IPv4) : isPublicIPv6(addr as ipaddr.IPv6);
+}
+
+function isPublicIPv4(addr: ipaddr.IPv4): boolean {
+  return addr.range() === 'unicast' && !IPV4_EXTRA_BLOCKED.some((cidr) => addr.match(cidr));
+}
+
+function isPublicIPv6(addr: ipaddr.IPv6): boolean {
+  const embedded = EMBEDDED_IPV4[addr.range()];
+  if (embedded) return isPublicIPv4(ipaddr.fromByteArray(embedded(addr.toByteArray())) as ipaddr.IPv4);
+  return addr.match(IPV6_GLOBAL_UNICAST) && !IPV6_BLOCKED.some((cidr) => addr.match(cidr));
 }
 
 /** Parses and checks the URL's form only (no resolution). */

@@ -3,7 +3,7 @@ import Joi from 'joi';
 import { assertManualDeliveryAllowed, listDeliveries, listQuerySchema, toDeliveryView } from '@teamchat/core';
 import { deliverTestEvent, replayDelivery, requireEndpoint, requireSendableEndpoint } from '@teamchat/delivery';
 import { requireScope } from '../../http/account';
-import { depsOf, locals } from '../../http/locals';
+import { actorOf, depsOf, locals } from '../../http/locals';
 import { listRequest, sendPage } from '../../http/lists';
 import { validate } from '../../http/validate';
 
@@ -48,7 +48,7 @@ export function webhookDeliveriesRouter(): Router {
       const { endpointId, deliveryId } = locals(res).valid.params as { endpointId: string; deliveryId: string };
       await requireSendableEndpoint(deps.database.db, accountId, endpointId);
       await assertManualDeliveryAllowed(deps.redis, deps.config.redisPrefix, 'replay', endpointId);
-      res.json(await replayDelivery(deps, { accountId, endpointId, deliveryId }));
+      res.json(await replayDelivery(deps, { accountId, endpointId, deliveryId, actor: actorOf(res) }));
     },
   );
 

@@ -10,6 +10,7 @@ import { dropOpenDeliveries } from '../delivery/rows';
 import { nextEnablement } from './enablement';
 import { loadEndpoint, type WebhookEndpointRow } from './load';
 import type { EndpointFields } from './rules';
+import { creatorAfterChange } from './text-access';
 
 export interface UpdateInput extends EndpointCall, EndpointFields {
   endpointId: string;
@@ -27,7 +28,10 @@ export interface UpdateResult {
 /**
  * PATCH: changes the URL, events, channels, payload, custom header, or enables/disables
  * (rules in enablement.ts). `enabled: true` and `authorization` are web session only. A new URL
- * is vetted by the URL guard; set through a credential, it also clears the custom header. Bumps `version`.
+ * is vetted by the URL guard and clears the custom header unless the same request sets one.
+ * Whoever changes `url` or `payload` becomes the creator (text-access.ts); when that is someone
+ * else, the old creator, owners and admins are notified and the open deliveries (bodies gated by
+ * the old creator's reading rights) are dropped. Bumps `version`.
  */
 export async function updateEndpoint(tx: Executor, input: UpdateInput): Promise<UpdateResult> {
   const { deps, actor } = input;
@@ -49,10 +53,16 @@ export async function updateEndpoint(tx: Executor, input: UpdateInput): Promise<
   if (input.authorization !== undefined) {
     changes.authorizationEnc = input.authorization === null ? null : sealWebhookSecret(deps.config, input.authorization);
   }
-  // The custom header is a secret a person gave the old receiver: a URL a credential sets never
-  // gets it, even once a person enables that URL (they set the header again on the dashboard).
-  const headerDropped = !web && changes.url !== undefined && row.authorizationEnc !== null;
+  // The custom header is a secret a person gave the old receiver: a new URL never gets it, unless
+  // the same request sets a value for it (docs/webhooks.md "Who reads what an endpoint sends").
+  const headerDropped = changes.url !== undefined && input.authorization === undefined && row.authorizationEnc !== null;
   if (headerDropped) changes.authorizationEnc = null;
+  const creator = creatorAfterChange(row, actor, { url: changes.url, payload: changes.payload });
+  const takenOver = creator !== row.createdByUserId;
+  if (takenOver) {
+    changes.createdByUserId = creator;
+    changes.createdVia = actor.principal.via;
+  }
 
   const now = deps.now();
   const next = nextEnablement(row, { web, url: input.url, payload: input.payload, enabled: input.enabled, now });
@@ -70,6 +80,8 @@ export async function updateEndpoint(tx: Executor, input: UpdateInput): Promise<
   // Disabled now (manual, or awaiting_enable after a credential's change): its open deliveries
   // are dropped at once, as on automatic disabling; events raised while disabled are never sent.
   if (row.enabled && !endpoint.enabled) await dropOpenDeliveries(tx, row.id, `endpoint disabled (${endpoint.disabledReason})`);
+  // Open deliveries hold bodies rendered under the old creator's reading rights: none goes to the new one.
+  else if (takenOver) await dropOpenDeliveries(tx, row.id, 'endpoint taken over (url or payload changed by someone other than its creator)');
   await recordAudit(tx, {
     accountId: actor.accountId, action: 'webhook.updated', actor, targetType: 'webhook_endpoint', targetId: row.id,
     data: {
@@ -77,6 +89,7 @@ export async function updateEndpoint(tx: Executor, input: UpdateInput): Promise<
       fields: (['url', 'events', 'channels', 'payload', 'enabled', 'authorization'] as const).filter((f) => input[f] !== undefined || (f === 'authorization' && headerDropped)),
       enabled: { from: row.enabled, to: endpoint.enabled },
       disabled_reason: { from: row.disabledReason, to: endpoint.disabledReason },
+      ...(takenOver ? { created_by: { from: row.createdByUserId, to: endpoint.createdByUserId } } : {}),
     },
   });
   const notifications = next.notify
@@ -86,5 +99,17 @@ export async function updateEndpoint(tx: Executor, input: UpdateInput): Promise<
       data: { endpoint_id: row.id, url_origin: urlOrigin(endpoint.url), reason: next.notify.reason, by: { user_id: actor.userId, via: actor.principal.via } },
     })
     : [];
+  if (takenOver) {
+    notifications.push(...await recordAdminNotifications(tx, {
+      accountId: actor.accountId,
+      kind: 'webhook.taken_over',
+      alsoUserIds: [row.createdByUserId],
+      data: {
+        endpoint_id: row.id, url_origin: urlOrigin(endpoint.url), reason: 'changed_by_other',
+        fields: (['url', 'payload'] as const).filter((f) => changes[f] !== undefined && changes[f] !== row[f]),
+        previous_creator: row.createdByUserId, by: { user_id: actor.userId, via: actor.principal.via },
+      },
+    }));
+  }
   return { endpoint, enabled: next.enabling, notifications };
 }
