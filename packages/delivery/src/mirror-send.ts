@@ -227,6 +227,6 @@ async function autoDisableMirror(tx: Executor, mirrorId: string, reason: MirrorD
     .where(and(eq(mirrors.id, mirrorId), eq(mirrors.enabled, true), isNull(mirrors.deletedAt)))
     .returning({ id: mirrors.id });
   if (rows.length === 0) return false;
-  await dropQueued(tx, mirrorId, `dropped: mirror disabled (${reason})`, now);
+  await dropQueued(tx, mirrorId, `dropped: mirror disabled (${reason})`);
   return true;
 }

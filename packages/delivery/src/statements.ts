@@ -36,6 +36,7 @@ export const FANOUT_READ = statement<{
  * The same statement queues the mirror lines of the `message.posted` events it marked
  * (docs/mirrors.md "Which messages"): one line per enabled mirror covering the channel, enabled
  * before the post, whose creator is a member of the channel; written once, like the deliveries.
+ * The event's data is read only for events a mirror covers (RETURNING stays narrow).
  * $1 event ids; $2..$7 bodies (id, account, event id, type, mode, body);
  * $8..$14 deliveries (id, account, endpoint, event id, type, body id, event created_at), written
  * open and unclaimed (the pipeline claims each right before its attempt).
@@ -44,15 +45,16 @@ export const FANOUT_WRITE = statement<{ relayed: string[]; ids: string[] }>('web
   WITH relayed AS (
     UPDATE events SET relayed_at = now()
      WHERE id = ANY($1::text[]) AND relayed_at IS NULL
-    RETURNING id, account_id, type, channel_id, data, created_at
+    RETURNING id, account_id, type, channel_id, created_at
   ), mirrored AS (
     INSERT INTO mirror_lines (mirror_id, account_id, event_id, channel_name, author_name, text, is_reply)
-    SELECT m.id, r.account_id, r.id, c.name, a.name, r.data->'content'->>'text', r.data->>'thread_ts' IS NOT NULL
+    SELECT m.id, r.account_id, r.id, c.name, a.name, e.data->'content'->>'text', e.data->>'thread_ts' IS NOT NULL
       FROM relayed r
       JOIN mirrors m ON m.account_id = r.account_id AND m.enabled AND m.deleted_at IS NULL
                     AND m.enabled_at <= r.created_at AND r.channel_id = ANY(m.channel_ids)
+      JOIN events e ON e.id = r.id
       JOIN channels c ON c.id = r.channel_id AND c.kind = 'channel'
-      JOIN identities a ON a.id = r.data->>'author'
+      JOIN identities a ON a.id = e.data->>'author'
       JOIN identities p ON p.account_id = m.account_id AND p.user_id = m.created_by_user_id AND p.kind = 'person'
       JOIN channel_members cm ON cm.channel_id = r.channel_id AND cm.identity_id = p.id
      WHERE r.type = 'message.posted'

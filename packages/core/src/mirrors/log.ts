@@ -33,11 +33,11 @@ export async function listMirrorDeliveries(db: Executor, mirrorId: string, page:
     .limit(page.limit + 1);
 }
 
-/** Closes the mirror's open sends (`pending`, `retrying`) as `dead` with `error`. */
-export async function dropOpenMirrorSends(tx: Executor, mirrorId: string, error: string, now: Date): Promise<number> {
+/** Closes the mirror's open sends (`pending`, `retrying`) as `dead` with `error`; a drop is not an attempt (attempted_at stays as it was). */
+export async function dropOpenMirrorSends(tx: Executor, mirrorId: string, error: string): Promise<number> {
   const out = await tx
     .update(mirrorDeliveries)
-    .set({ status: 'dead', error, nextRetryAt: null, attemptedAt: sql`COALESCE(${mirrorDeliveries.attemptedAt}, ${now})` })
+    .set({ status: 'dead', error, nextRetryAt: null })
     .where(and(eq(mirrorDeliveries.mirrorId, mirrorId), inArray(mirrorDeliveries.status, ['pending', 'retrying'])))
     .returning({ id: mirrorDeliveries.id });
   return out.length;

@@ -56,7 +56,7 @@ export async function updateMirror(
   if (input.enabled === true && !row.enabled) Object.assign(changes, { enabled: true, disabledReason: null, enabledAt: now, disabledAt: null, failingSince: null, nextSendAt: null });
   if (input.enabled === false && row.enabled) Object.assign(changes, { enabled: false, disabledReason: 'manual', disabledAt: now });
   const [updated] = await tx.update(mirrors).set({ ...changes, updatedAt: now }).where(eq(mirrors.id, row.id)).returning();
-  if (row.enabled && !updated.enabled) await dropQueued(tx, row.id, 'dropped: mirror disabled (manual)', now);
+  if (row.enabled && !updated.enabled) await dropQueued(tx, row.id, 'dropped: mirror disabled (manual)');
   await recordAudit(tx, {
     accountId: actor.accountId, action: 'mirror.updated', actor, targetType: 'mirror', targetId: row.id,
     data: { fields: (['url', 'channels', 'format', 'enabled'] as const).filter((f) => input[f] !== undefined), enabled: { from: row.enabled, to: updated.enabled } },
@@ -70,14 +70,14 @@ export async function deleteMirror(tx: Executor, input: MirrorCall & { mirrorId:
   const row = await loadMirror(tx, actor.accountId, input.mirrorId, { forUpdate: true });
   const now = deps.now();
   await tx.update(mirrors).set({ deletedAt: now, enabled: false, disabledAt: row.enabled ? now : row.disabledAt, updatedAt: now }).where(eq(mirrors.id, row.id));
-  await dropQueued(tx, row.id, 'dropped: mirror deleted', now);
+  await dropQueued(tx, row.id, 'dropped: mirror deleted');
   await recordAudit(tx, { accountId: actor.accountId, action: 'mirror.deleted', actor, targetType: 'mirror', targetId: row.id, data: { url_origin: urlOrigin(row.url) } });
 }
 
 /** A disabled or deleted mirror sends nothing more: its queued lines are deleted and its open sends closed `dead`. */
-export async function dropQueued(tx: Executor, mirrorId: string, error: string, now: Date): Promise<void> {
+export async function dropQueued(tx: Executor, mirrorId: string, error: string): Promise<void> {
   await tx.delete(mirrorLines).where(eq(mirrorLines.mirrorId, mirrorId));
-  await dropOpenMirrorSends(tx, mirrorId, error, now);
+  await dropOpenMirrorSends(tx, mirrorId, error);
 }
 
 /** The account's live mirrors, oldest first, keyset-paged on seq. */
