@@ -1,7 +1,7 @@
 import { Coalescer } from './coalesce';
 import { acquireInFlightSlots, releaseSlots, type Slot } from './in-flight';
 import { runPipeline, type AttemptOutcome } from './pipeline';
-import { loadRowHeads, type RowHead } from './store';
+import { loadRowHeads, openRowsOfAccount, type RowHead } from './store';
 import type { WebhookTransport } from './transport';
 import { claimMs, OPEN_STATUSES, type DeliveryStatus, type Deps } from '@teamchat/core';
 
@@ -14,8 +14,8 @@ export interface WaitingRow {
 
 /**
  * Rows one account may keep waiting in one process. More of that account's rows stay open in the
- * database (nothing is lost), and the sweep hands them back as these are done: a backlog of any
- * size costs memory for this many.
+ * database (nothing is lost); once the lane is half empty it reads the oldest of them again (and
+ * the sweep would find them too): a backlog of any size costs memory for this many.
  */
 export const MAX_WAITING_PER_ACCOUNT = 1000;
 /** Attempts one process keeps on the wire at most; when this binds, accounts take turns. */
@@ -40,6 +40,9 @@ class Lane {
   share = 16;
   /** no slot asked for before this (Date.now()) */
   pausedUntil = 0;
+  /** rows of the account were left in the database because the lane was full */
+  overflow = false;
+  refilling = false;
 
   push(row: WaitingRow): void {
     const q = this.waiting.get(row.endpointId);
@@ -109,13 +112,16 @@ export class Dispatcher {
   private drained: Array<() => void> = [];
   private readonly heads: Coalescer<string, RowHead | undefined>;
   private readonly releases: Coalescer<Slot, null>;
+  private readonly maxWaiting: number;
 
   constructor(
     private readonly deps: Deps,
     private readonly transport: WebhookTransport,
     /** each recorded outcome (the worker schedules retries and wake-ups from it) */
     private readonly onOutcome: (outcome: AttemptOutcome) => void,
+    options: { maxWaitingPerAccount?: number } = {},
   ) {
+    this.maxWaiting = options.maxWaitingPerAccount ?? MAX_WAITING_PER_ACCOUNT;
     this.heads = new Coalescer(async (ids) => {
       const found = await loadRowHeads(deps.database.db, ids);
       return ids.map((id) => found.get(id));
@@ -152,7 +158,10 @@ export class Dispatcher {
         lane = new Lane();
         this.lanes.set(r.accountId, lane);
       }
-      if (lane.size >= MAX_WAITING_PER_ACCOUNT) continue;
+      if (lane.size >= this.maxWaiting) {
+        lane.overflow = true;
+        continue;
+      }
       lane.push(r);
       this.known.add(r.id);
       taken += 1;
@@ -262,6 +271,7 @@ export class Dispatcher {
       item.lane.done(item.row.endpointId);
       this.inFlight -= 1;
       this.known.delete(item.row.id);
+      if (item.lane.overflow && !item.lane.refilling && item.lane.size < this.maxWaiting / 2) this.refill(item.row.accountId, item.lane);
       if (item.lane.size === 0 && item.lane.inFlight === 0) this.lanes.delete(item.row.accountId);
       void this.releases.add(item.slot).finally(() => this.pump());
       if (this.inFlight === 0) for (const d of this.drained.splice(0)) d();
@@ -281,6 +291,26 @@ export class Dispatcher {
         for (const b of batch) finish(b);
       },
     );
+  }
+
+  /** Reads more of a lane's account's rows from the database (the lane had to leave some there). */
+  private refill(accountId: string, lane: Lane): void {
+    lane.refilling = true;
+    const want = this.maxWaiting - lane.size;
+    // The account's rows already here (waiting or on the wire) come back too: read past them.
+    const limit = want + lane.size + lane.inFlight;
+    openRowsOfAccount(this.deps.database.db, accountId, this.deps.now(), limit)
+      .then((rows) => {
+        lane.refilling = false;
+        const fresh = rows.filter((r) => !this.known.has(r.id)).slice(0, want);
+        if (rows.length < limit) lane.overflow = false;
+        if (!this.lanes.has(accountId)) this.lanes.set(accountId, lane);
+        this.submit(fresh);
+      })
+      .catch((err: Error) => {
+        lane.refilling = false;
+        this.deps.logger.warn('reading more rows of an account failed; the sweep hands them on', { account_id: accountId, error: err.message });
+      });
   }
 
   /** Takes no more rows, forgets the waiting ones (open in the database), and resolves once the attempts on the wire are recorded. */

@@ -78,6 +78,19 @@ export const FANOUT_WRITE = statement<{ relayed: string[]; ids: string[] }>('web
          (SELECT count(*) FROM bodies)::int AS bodies`);
 
 /**
+ * Open rows of one account, due and not under a live claim, oldest first: a dispatcher's lane
+ * that had to leave rows in the database (it was full) takes more from here as it drains.
+ * $1 account, $2 now, $3 rows at most.
+ */
+export const OPEN_ROWS_OF_ACCOUNT = statement<{ id: string; endpoint_id: string }>('webhook_open_rows_of_account', `
+  SELECT id, endpoint_id FROM webhook_deliveries
+   WHERE account_id = $1 AND status IN ('pending', 'retrying')
+     AND (next_retry_at IS NULL OR next_retry_at <= $2)
+     AND (claimed_until IS NULL OR claimed_until < $2)
+   ORDER BY COALESCE(next_retry_at, created_at), seq
+   LIMIT $3`);
+
+/**
  * The relay's scan: unrelayed events in seq order (the partial index events_unrelayed_idx), after
  * seq $2 (-1: from the start). $1 rows at most.
  */

@@ -2,7 +2,7 @@ import {
   accounts, and, eq, inArray, runStatement, sql, webhookBodies, webhookDeliveries, webhookEndpoints, type Executor,
 } from '@teamchat/db';
 import { isSuccess } from './send';
-import { CLAIM, CLOSE_DELIVERED, RELEASE_CLAIMS } from './statements';
+import { CLAIM, CLOSE_DELIVERED, OPEN_ROWS_OF_ACCOUNT, RELEASE_CLAIMS } from './statements';
 import {
   isRetryableConflict, newId, OPEN_STATUSES, SLOW_MEDIAN_MS, type DeliveryContext, type DeliveryKind, type DeliveryRow, type DeliveryStatus,
 } from '@teamchat/core';
@@ -35,6 +35,11 @@ export async function loadDeliveryContexts(db: Executor, deliveryIds: readonly s
   }
   const found = await q.execute({ ids: [...deliveryIds] });
   return new Map(found.map((c) => [c.row.id, c]));
+}
+
+/** Open, due, unclaimed rows of one account, oldest first (a full lane's refill). */
+export async function openRowsOfAccount(db: Executor, accountId: string, now: Date, limit: number): Promise<Array<{ id: string; accountId: string; endpointId: string }>> {
+  return (await runStatement(db, OPEN_ROWS_OF_ACCOUNT, [accountId, now, limit])).map((r) => ({ id: r.id, accountId, endpointId: r.endpoint_id }));
 }
 
 /** What the dispatcher needs to queue a row it only knows by id: its account, endpoint and whether it is open and due. */

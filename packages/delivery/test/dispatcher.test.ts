@@ -309,3 +309,24 @@ test('an answer that comes after the answer time is a timeout, even a 2xx; one w
     await late.close();
   }
 });
+
+test('an account with more rows than its lane holds: the lane reads the rest from the database as it drains, without waiting for the sweep', async () => {
+  const a = await messagingAccount(h);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/overflow'), events: ['message.posted'] });
+  const db = h.deps.database.db;
+  const bodyId = newId('webhookBody');
+  await db.insert(webhookBodies).values({ id: bodyId, accountId: a.accountId, eventId: newId('event'), eventType: 'message.posted', mode: 'pointers', body: '{}' });
+  const rows = Array.from({ length: 120 }, () => ({ id: newId('delivery'), accountId: a.accountId, endpointId: ep.id }));
+  await db.insert(webhookDeliveries).values(rows.map((r) => ({
+    id: r.id, chainId: r.id, attempt: 1, status: 'pending', kind: 'event', accountId: a.accountId, endpointId: ep.id,
+    eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: new Date(),
+  })));
+  const d = new Dispatcher(h.deps, transport, () => undefined, { maxWaitingPerAccount: 20 });
+  try {
+    expect(d.submit(rows)).toBe(20); // the lane holds 20; the other 100 stay open in the database
+    await eventually(async () => (await deliveriesOf(h, ep.id)).every((r) => r.status === 'delivered'), 15_000, 'every row delivered');
+  } finally {
+    await d.close();
+  }
+  expect(ok.received.filter((r) => r.path === '/overflow')).toHaveLength(120);
+});
