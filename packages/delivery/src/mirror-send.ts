@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, lte, mirrorDeliveries, mirrorLines, mirrors, or, sql, type Executor } from '@teamchat/db';
+import { and, asc, eq, inArray, isNull, lte, mirrorDeliveries, ne, mirrorLines, mirrors, or, sql, type Executor } from '@teamchat/db';
 import {
   ACCOUNT_INACTIVE_RECHECK_MS, AppError, claimMs, dropQueued, FAILING_AFTER_MS, getAccount, newId, notifyAccountAdmins, packMessages, retryAfterMs, retryDelayAfter,
   urlOrigin, vetWebhookUrl, type Deps, type MirrorDeliveryRow, type MirrorDisabledReason, type MirrorFormat, type MirrorRow,
@@ -45,7 +45,7 @@ export async function dueMirrors(db: Executor, now: Date, limit: number, account
       accountIds ? inArray(mirrors.accountId, [...accountIds, '']) : undefined,
       sql`(EXISTS (SELECT 1 FROM mirror_lines l WHERE l.mirror_id = ${mirrors.id})
         OR EXISTS (SELECT 1 FROM mirror_deliveries d WHERE d.mirror_id = ${mirrors.id} AND d.status IN ('pending', 'retrying')
-                     AND (d.next_retry_at IS NULL OR d.next_retry_at <= ${now})))`,
+                     AND d.kind <> 'test' AND (d.next_retry_at IS NULL OR d.next_retry_at <= ${now})))`,
     ))
     .orderBy(asc(mirrors.nextSendAt))
     .limit(limit);
@@ -112,6 +112,8 @@ async function nextMessage(deps: Deps, mirror: MirrorRow, now: Date): Promise<Mi
     .from(mirrorDeliveries)
     .where(and(
       eq(mirrorDeliveries.mirrorId, mirror.id), inArray(mirrorDeliveries.status, ['pending', 'retrying']),
+      // a test send is the API's own, sent in its request (never picked up here)
+      ne(mirrorDeliveries.kind, 'test'),
       or(isNull(mirrorDeliveries.nextRetryAt), lte(mirrorDeliveries.nextRetryAt, now)),
     ))
     .orderBy(asc(mirrorDeliveries.seq))
