@@ -12,7 +12,7 @@ import path from 'node:path';
  * at `caFile`. Records each request's raw body and headers; answers are scriptable.
  */
 export type Answer =
-  | { status: number; delayMs?: number; headers?: Record<string, string> }
+  | { status: number; delayMs?: number; headers?: Record<string, string>; body?: string }
   | { hang: true }
   | { reset: true }
   | { redirect: string; status?: number };
@@ -82,7 +82,7 @@ export async function startReceiver(options: { port?: number } = {}): Promise<Re
       res.writeHead(a.status ?? 302, { location: a.redirect }).end();
       return;
     }
-    const send = () => res.writeHead(a.status, { 'content-type': 'text/plain', ...(a.headers ?? {}) }).end('ok');
+    const send = () => res.writeHead(a.status, { 'content-type': 'text/plain', ...(a.headers ?? {}) }).end(a.body ?? 'ok');
     if (a.delayMs) setTimeout(send, a.delayMs);
     else send();
   };

@@ -35,6 +35,8 @@ export interface Config {
   webhookRetryScheduleMs: readonly number[];
   /** receiver answer time per attempt, in ms; default 10000 */
   webhookTimeoutMs: number;
+  /** least time between two messages of one mirror, in ms; default 1000 (Slack's documented rate) */
+  mirrorMinIntervalMs: number;
   /** SMTP server for notification emails (e.g. smtp://127.0.0.1:2525); none: notifications are in-app only */
   smtpUrl: string | null;
   /** From address of notification emails */
@@ -99,6 +101,7 @@ const schema = Joi.object({
   WEBHOOK_DEV_RECEIVERS_DIR: Joi.string().allow(''),
   WEBHOOK_RETRY_SCHEDULE: Joi.string().default('1m,5m,30m,2h,6h,12h,24h'),
   WEBHOOK_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(10_000),
+  MIRROR_MIN_INTERVAL_MS: Joi.number().integer().min(0).max(60_000).default(1000),
   SMTP_URL: Joi.string().uri({ scheme: ['smtp', 'smtps'] }).allow(''),
   SMTP_FROM: Joi.string().default('teamchat <no-reply@teamchat.invalid>'),
   MCP_PORT: Joi.number().port().default(3002),
@@ -179,6 +182,7 @@ export function loadConfig(
     webhookDevReceiversDir,
     webhookRetryScheduleMs: parseDurationList(value.WEBHOOK_RETRY_SCHEDULE),
     webhookTimeoutMs: value.WEBHOOK_TIMEOUT_MS,
+    mirrorMinIntervalMs: value.MIRROR_MIN_INTERVAL_MS,
     smtpUrl: value.SMTP_URL || null,
     smtpFrom: value.SMTP_FROM,
     mcpPort: value.MCP_PORT,

@@ -49,6 +49,8 @@ export const ID_PREFIXES = {
   webhookBody: 'whb',
   notification: 'ntf',
   file: 'file',
+  mirror: 'mir',
+  mirrorDelivery: 'mdl',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -38,6 +38,7 @@ export * from './webhooks/dev-receivers';
 export * from './webhooks/endpoint-secrets';
 export * from './webhooks/delivery';
 export * from './webhooks/endpoints';
+export * from './mirrors';
 export * from './notifications';
 export * from './mcp/session-header';
 export * from './metrics';

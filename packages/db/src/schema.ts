@@ -397,3 +397,83 @@ export const notifications = pgTable('notifications', {
   readAt: tstz('read_at'),
   createdAt: tstz('created_at').notNull().defaultNow(),
 }, (t) => [index('notifications_account_user_seq_idx').on(t.accountId, t.userId, t.seq)]);
+
+/**
+ * Channel mirrors (docs/mirrors.md): chosen channels posted as text lines into another chat
+ * tool's incoming-webhook URL. One-way and unsigned; set up from a web session only.
+ * `created_by_user_id` is the seat that pays each send's call unit and whose channel access
+ * decides what is mirrored. `next_send_at` paces the sends (one message per second by default,
+ * later after a 429's Retry-After); `claimed_until` fences a mirror's sending to one worker.
+ */
+export const mirrors = pgTable('mirrors', {
+  id: text('id').primaryKey(), // mir_
+  seq: bigserial('seq', { mode: 'number' }).notNull(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  createdByUserId: text('created_by_user_id').notNull().references(() => users.id),
+  url: text('url').notNull(),
+  channelIds: text('channel_ids').array().notNull(),
+  format: text('format').notNull(), // slack | discord | google_chat | teams
+  enabled: boolean('enabled').notNull(),
+  disabledReason: text('disabled_reason'), // manual | gone | failing
+  /** messages posted before this moment are never mirrored (posted while disabled) */
+  enabledAt: tstz('enabled_at'),
+  disabledAt: tstz('disabled_at'),
+  /** first failure since the last success: disabled as `failing` after 24 h of failures */
+  failingSince: tstz('failing_since'),
+  lastSuccessAt: tstz('last_success_at'),
+  lastFailureAt: tstz('last_failure_at'),
+  nextSendAt: tstz('next_send_at'),
+  claimedUntil: tstz('claimed_until'),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+  deletedAt: tstz('deleted_at'),
+}, (t) => [
+  index('mirrors_account_seq_idx').on(t.accountId, t.seq),
+  index('mirrors_enabled_idx').on(t.accountId).where(sql`enabled AND deleted_at IS NULL`),
+]);
+
+/**
+ * A mirror's queue: one line per message posted in a covered channel, written by the fan-out,
+ * waiting to be sent. Lines taken into a send are deleted in the transaction that writes the
+ * send's delivery row (which keeps the rendered body): this table holds only what waits.
+ */
+export const mirrorLines = pgTable('mirror_lines', {
+  seq: bigserial('seq', { mode: 'number' }).primaryKey(),
+  mirrorId: text('mirror_id').notNull(),
+  accountId: text('account_id').notNull(),
+  eventId: text('event_id').notNull(),
+  channelName: text('channel_name').notNull(),
+  authorName: text('author_name').notNull(),
+  text: text('text').notNull(),
+  isReply: boolean('is_reply').notNull(),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+}, (t) => [uniqueIndex('mirror_lines_mirror_event_uq').on(t.mirrorId, t.eventId)]);
+
+/**
+ * A mirror's delivery log: one row per attempt, with the statuses of webhook_deliveries
+ * (pending | delivered | retrying | failed | dead). `body` is the exact message sent (one or more
+ * merged lines); a retry is a new row in the same chain (`chain_id` = the first attempt's id)
+ * with attempt + 1 and the same body. Kept 30 days, like the webhook delivery log.
+ */
+export const mirrorDeliveries = pgTable('mirror_deliveries', {
+  id: text('id').primaryKey(), // mdl_
+  seq: bigserial('seq', { mode: 'number' }).notNull(),
+  accountId: text('account_id').notNull(),
+  mirrorId: text('mirror_id').notNull(),
+  kind: text('kind').notNull(), // lines | test
+  chainId: text('chain_id').notNull(),
+  attempt: integer('attempt').notNull(),
+  status: text('status').notNull(),
+  body: text('body').notNull(),
+  lineCount: integer('line_count').notNull(),
+  nextRetryAt: tstz('next_retry_at'),
+  responseStatus: integer('response_status'),
+  latencyMs: integer('latency_ms'),
+  error: text('error'),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+  attemptedAt: tstz('attempted_at'),
+}, (t) => [
+  index('mirror_deliveries_mirror_seq_idx').on(t.mirrorId, t.seq),
+  index('mirror_deliveries_open_idx').on(t.mirrorId, t.nextRetryAt).where(sql`status IN ('pending', 'retrying')`),
+  index('mirror_deliveries_created_brin').using('brin', t.createdAt),
+]);

@@ -1,6 +1,7 @@
 import { startDeliveryWorker } from './delivery-worker';
 import { startFanoutWorker } from './fanout-worker';
 import { webhookMaintenance } from './maintenance';
+import { startMirrorSender, type MirrorSenderOptions } from './mirror-sender';
 import { startRelay, type RelayOptions } from './relay';
 import { createRedis, type Deps } from '@teamchat/core';
 import { Dispatcher } from './dispatcher';
@@ -17,6 +18,8 @@ export interface DeliveryEngineOptions {
   maintenanceIntervalMs?: number;
   /** only these accounts' events and deliveries (tests that share one database); default all */
   accountIds?: readonly string[];
+  /** the channel mirrors' sender (docs/mirrors.md) */
+  mirrors?: Omit<MirrorSenderOptions, 'accountIds'>;
 }
 
 export interface DeliveryEngine {
@@ -43,6 +46,8 @@ export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions =
   const relay = startRelay(deps, queues, { accountIds: options.accountIds, ...options.relay });
   const fanout = startFanoutWorker(deps, connection, dispatcher);
   const delivery = startDeliveryWorker(deps, connection, dispatcher, options.deliveryConcurrency);
+  // Channel mirrors: a second kind of target, sent on this engine's transport (docs/mirrors.md).
+  const mirrors = startMirrorSender(deps, transport, { accountIds: options.accountIds, ...options.mirrors });
   const state = { lastPurge: 0 };
   let busy = false;
   const maintain = () => webhookMaintenance(deps, queues, state, options.accountIds);
@@ -67,7 +72,7 @@ export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions =
       await relay.stop();
       // BullMQ's close waits for the jobs in progress (short: they hand rows over); then the
       // attempts on the wire finish and are recorded. Rows still waiting stay open for the sweep.
-      await Promise.all([fanout.close(), delivery.close()]);
+      await Promise.all([fanout.close(), delivery.close(), mirrors.stop()]);
       await dispatcher.close();
       await transport.close();
       connection.disconnect();

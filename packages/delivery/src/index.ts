@@ -22,3 +22,6 @@ export * from './test-event';
 export * from './replay';
 export * from './enable-test';
 export * from './replay-failed-job';
+export * from './mirror-send';
+export * from './mirror-sender';
+export * from './mirror-test';

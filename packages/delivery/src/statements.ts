@@ -33,6 +33,10 @@ export const FANOUT_READ = statement<{
  * inserts one `pending` delivery per endpoint: an event's first deliveries are written once,
  * with no unique index needed. All or nothing. Events with no matching endpoint are simply
  * marked. (A `FOR UPDATE SKIP LOCKED` subquery here cost a lock record per event in the WAL.)
+ * The same statement queues the mirror lines of the `message.posted` events it marked
+ * (docs/mirrors.md "Which messages"): one line per enabled mirror covering the channel, enabled
+ * before the post, whose creator is a member of the channel; written once, like the deliveries.
+ * The event's data is read only for events a mirror covers (RETURNING stays narrow).
  * $1 event ids; $2..$7 bodies (id, account, event id, type, mode, body);
  * $8..$14 deliveries (id, account, endpoint, event id, type, body id, event created_at), written
  * open and unclaimed (the pipeline claims each right before its attempt).
@@ -41,7 +45,20 @@ export const FANOUT_WRITE = statement<{ relayed: string[]; ids: string[] }>('web
   WITH relayed AS (
     UPDATE events SET relayed_at = now()
      WHERE id = ANY($1::text[]) AND relayed_at IS NULL
-    RETURNING id
+    RETURNING id, account_id, type, channel_id, created_at
+  ), mirrored AS (
+    INSERT INTO mirror_lines (mirror_id, account_id, event_id, channel_name, author_name, text, is_reply)
+    SELECT m.id, r.account_id, r.id, c.name, a.name, e.data->'content'->>'text', e.data->>'thread_ts' IS NOT NULL
+      FROM relayed r
+      JOIN mirrors m ON m.account_id = r.account_id AND m.enabled AND m.deleted_at IS NULL
+                    AND m.enabled_at <= r.created_at AND r.channel_id = ANY(m.channel_ids)
+      JOIN events e ON e.id = r.id
+      JOIN channels c ON c.id = r.channel_id AND c.kind = 'channel'
+      JOIN identities a ON a.id = e.data->>'author'
+      JOIN identities p ON p.account_id = m.account_id AND p.user_id = m.created_by_user_id AND p.kind = 'person'
+      JOIN channel_members cm ON cm.channel_id = r.channel_id AND cm.identity_id = p.id
+     WHERE r.type = 'message.posted'
+    ON CONFLICT (mirror_id, event_id) DO NOTHING
   ), bodies AS (
     INSERT INTO webhook_bodies (id, account_id, event_id, event_type, mode, body)
     SELECT b.id, b.account_id, b.event_id, b.event_type, b.mode, b.body

@@ -18,7 +18,12 @@ export interface PostResult {
   latencyMs: number;
   /** why the attempt failed at the transport level, or null */
   error: string | null;
+  /** the answer's headers and the start of its body, only when asked for (`readAnswer`) */
+  answer?: { headers: Record<string, string | string[] | undefined>; body: string };
 }
+
+/** Bytes of an answer's body kept when the caller asks to read it (a 429's JSON `retry_after`). */
+const ANSWER_KEEP_BYTES = 4 * 1024;
 
 /** Pools idle this long are closed and forgotten. */
 const POOL_IDLE_MS = 5 * 60_000;
@@ -114,8 +119,12 @@ export class WebhookTransport {
     return pool;
   }
 
-  /** POSTs `body` with `headers`; any answer within the timeout counts, its body is drained and ignored. */
-  async post(target: VettedUrl, headers: Record<string, string>, body: string): Promise<PostResult> {
+  /**
+   * POSTs `body` with `headers`; any answer within the timeout counts, its body is drained and
+   * ignored, unless `readAnswer` asks for the answer's headers and first bytes (the mirror reads
+   * a 429's Retry-After and Discord's JSON `retry_after`).
+   */
+  async post(target: VettedUrl, headers: Record<string, string>, body: string, options: { readAnswer?: boolean } = {}): Promise<PostResult> {
     const started = process.hrtime.bigint();
     const elapsed = () => Number((process.hrtime.bigint() - started) / 1_000_000n);
     const timeoutMs = this.config.webhookTimeoutMs;
@@ -129,11 +138,12 @@ export class WebhookTransport {
         signal: signal as unknown as EventEmitter, // undici's EventEmitter form of a signal
       });
       const latencyMs = elapsed();
+      const answer = options.readAnswer ? { headers: res.headers, body: await readStart(res.body) } : undefined;
       // Only the status matters; read a little of the body so the connection can be kept.
       await res.body.dump({ limit: MAX_BODY_BYTES }).catch(() => undefined);
       // The timer fires up to DEADLINE_TICK_MS late: an answer after the timeout is still a timeout.
       if (latencyMs > timeoutMs) return { status: null, latencyMs, error: 'timeout: no answer in time' };
-      return { status: res.statusCode, latencyMs, error: null };
+      return answer ? { status: res.statusCode, latencyMs, error: null, answer } : { status: res.statusCode, latencyMs, error: null };
     } catch (err) {
       return { status: null, latencyMs: elapsed(), error: describe(err, signal) };
     } finally {
@@ -177,6 +187,22 @@ export class WebhookTransport {
     this.pools.clear();
     await Promise.all(pools.map((p) => p.pool.close().catch(() => undefined)));
   }
+}
+
+/** The first ANSWER_KEEP_BYTES of a body as text (the rest is left for dump()). */
+async function readStart(body: AsyncIterable<Buffer>): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= ANSWER_KEEP_BYTES) break;
+    }
+  } catch {
+    // an answer cut short is read as far as it came
+  }
+  return Buffer.concat(chunks).subarray(0, ANSWER_KEEP_BYTES).toString('utf8');
 }
 
 function describe(err: unknown, signal: Deadline): string {

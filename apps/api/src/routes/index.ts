@@ -6,6 +6,7 @@ import { directoryRouter } from './directory';
 import { filesRouter } from './files';
 import { operationsRouter } from './jobs';
 import { messagingRouters } from './messaging';
+import { mirrorsRouter } from './mirrors';
 import { searchRouter } from './search';
 import { webhookDeliveriesRouter } from './webhooks/deliveries';
 import { webhookEndpointsRouter } from './webhooks/endpoints';
@@ -37,6 +38,7 @@ export function buildRouter(): Router {
   account.use(apiKeysRouter());
   account.use(usageRouter());
   account.use(approvalsListRouter());
+  account.use(mirrorsRouter());
 
   const root = Router();
   root.use('/accounts/:accountId', account);

@@ -33,6 +33,7 @@ const A = '/accounts/:accountId';
 const CH = `${A}/channels/:channelId`;
 const MSG = `${CH}/messages/:ts`;
 const WH = `${A}/webhooks`;
+const MIR = `${A}/mirrors`;
 
 export const ROUTES: RouteRow[] = [
   // Outside any account
@@ -102,6 +103,14 @@ export const ROUTES: RouteRow[] = [
   { method: 'POST', path: `${A}/api-keys/:keyId/revoke` },
   { method: 'GET', path: `${A}/usage` },
   { method: 'GET', path: `${A}/approvals` },
+  // Channel mirrors (web session only). The example URL is refused by the URL guard, as above; mirror ids are generated, so test answers 404.
+  { method: 'GET', path: MIR, list: true },
+  { method: 'POST', path: MIR, body: ['url', 'channels', 'format', 'enabled'], example: (v) => ({ url: 'https://localhost/hook', channels: [v.channelId], format: 'slack' }) },
+  { method: 'GET', path: `${MIR}/:mirrorId` },
+  { method: 'PATCH', path: `${MIR}/:mirrorId`, body: ['url', 'channels', 'format', 'enabled'], example: () => ({ enabled: false }) },
+  { method: 'DELETE', path: `${MIR}/:mirrorId` },
+  { method: 'GET', path: `${MIR}/:mirrorId/deliveries`, list: true },
+  { method: 'POST', path: `${MIR}/:mirrorId/test` },
 ];
 
 export const rowsFor = (host: Host) => ROUTES.filter((r) => (r.hosts ?? ['api', 'web']).includes(host));

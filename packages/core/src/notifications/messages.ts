@@ -1,11 +1,13 @@
 import type { Config } from '../config';
 
 /** What a notification is about. `data` of each kind is shown below; free-form extras are never mailed. */
-export type NotificationKind = 'webhook.awaiting_enable' | 'webhook.disabled' | 'webhook.taken_over';
+export type NotificationKind = 'webhook.awaiting_enable' | 'webhook.disabled' | 'webhook.taken_over' | 'mirror.disabled';
 
 export interface NotificationData {
   /** the webhook endpoint concerned */
   endpoint_id?: string;
+  /** the channel mirror concerned (mirror.disabled) */
+  mirror_id?: string;
   /** scheme, host and port of its URL only: a path or query may hold a receiver's token */
   url_origin?: string;
   /** why: `registered`, `url_changed`, `payload_text` (awaiting_enable); `manual`, `failing`, `gone`, `slow` (disabled); `changed_by_other` (taken_over) */
@@ -45,6 +47,7 @@ export function renderNotificationEmail(
   input: { accountId: string; kind: string; data: NotificationData },
 ): { subject: string; text: string } {
   const { data } = input;
+  if (input.kind === 'mirror.disabled') return mirrorDisabledEmail(config, input.accountId, data);
   const what = `Webhook endpoint ${data.endpoint_id ?? ''}${data.url_origin ? ` (${data.url_origin})` : ''}`.trim();
   const why = (data.reason && WHY[data.reason]) ?? (data.reason ? `changed state (${data.reason})` : 'needs attention');
   const action = ACTION[input.kind] ?? ACTION['webhook.disabled'];
@@ -57,4 +60,25 @@ export function renderNotificationEmail(
     `Dashboard: ${config.publicWebUrl}`,
   ].join('\n');
   return { subject, text };
+}
+
+const MIRROR_WHY: Record<string, string> = {
+  failing: 'every message failed to send for 24 hours',
+  gone: 'the receiving tool answered 410 Gone (its incoming webhook was removed)',
+};
+
+/** A channel mirror disabled automatically: which one, its URL's origin, why, and where to enable it. */
+function mirrorDisabledEmail(config: Pick<Config, 'publicWebUrl'>, accountId: string, data: NotificationData): { subject: string; text: string } {
+  const what = `Channel mirror ${data.mirror_id ?? ''}${data.url_origin ? ` (${data.url_origin})` : ''}`.trim();
+  const why = (data.reason && MIRROR_WHY[data.reason]) ?? `changed state (${data.reason ?? 'unknown'})`;
+  return {
+    subject: `Channel mirror disabled in account ${accountId}`,
+    text: [
+      `${what} was disabled automatically: ${why}.`,
+      'It mirrors nothing until an owner or admin enables it again on the dashboard.',
+      '',
+      `Account: ${accountId}`,
+      `Dashboard: ${config.publicWebUrl}`,
+    ].join('\n'),
+  };
 }
