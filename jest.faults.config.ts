@@ -1,7 +1,7 @@
 import type { Config } from 'jest';
 
 /**
- * The fault suite (`npm run test:faults`; issue 9 "Prove"): real processes, injected faults,
+ * The fault suite (`npm run test:faults`; docs/operations.md "Proof: the fault suite"): real processes, injected faults,
  * a printed ledger per scenario. Kept apart from `npm test` (whose testMatch is *.test.ts):
  * scenarios take minutes and must run one at a time (they spawn their own API, workers, Redis).
  * globalSetup makes the run's database (the harness needs one); each scenario also makes its own.

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- webhooks`: the webhook pipeline (issue 11), through the real path only:
+ * `npm run bench -- webhooks`: the webhook pipeline (docs/performance.md "Webhook delivery"), through the real path only:
  * messages posted through the real API (bench/support/server.ts, in its own process), the real
  * worker entrypoint (bench/support/worker.ts → apps/worker/src/main.ts: relay, fan-out,
  * delivery) in 1..N processes, and a real HTTPS receiver on loopback (bench/support/receiver.ts,
@@ -302,7 +302,7 @@ export default async function webhooksBench(ctx: BenchContext): Promise<BenchRes
       }
     }
     return {
-      title: `Webhook delivery (issue 11): real API → outbox → worker process(es) → HTTPS receiver on loopback; ${ACCOUNTS} accounts × 1 endpoint`,
+      title: `Webhook delivery: real API → outbox → worker process(es) → HTTPS receiver on loopback; ${ACCOUNTS} accounts × 1 endpoint`,
       rows,
       figures,
       notes: [

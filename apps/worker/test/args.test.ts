@@ -1,7 +1,7 @@
 import { loadConfig } from '@teamchat/core';
 import { opsPortFlag } from '../src/args';
 
-describe('issue 9 Operate: the worker ops port (WORKER_OPS_PORT, --ops-port)', () => {
+describe('operations: the worker ops port (WORKER_OPS_PORT, --ops-port)', () => {
   test('--ops-port N and --ops-port=N give the value; absent gives undefined', () => {
     expect(opsPortFlag(['--ops-port', '0'])).toBe('0');
     expect(opsPortFlag(['--ops-port=9470'])).toBe('9470');

@@ -25,7 +25,7 @@ async function waitFinished(accountId: string, key: string, jobId: string, ms = 
   }
 }
 
-describe('issue 7 item 10: a job failing with anything but a domain error is retried with backoff', () => {
+describe('jobs (docs/api.md "Jobs"): a job failing with anything but a domain error is retried with backoff', () => {
   test('a job that throws a plain Error once is retried by the real worker and succeeds', async () => {
     const a = await newAccount(h);
     const key = await newKey(h, a.accountId, a.owner.email, ['account:manage']);
@@ -59,7 +59,7 @@ describe('issue 7 item 10: a job failing with anything but a domain error is ret
   });
 });
 
-test('issue 7 item 10: production code registers no test-only job type', () => {
+test('production code registers no test-only job type', () => {
   jest.isolateModules(() => {
     // A fresh module registry: only what the worker process loads, without test/support.
     require('@teamchat/worker/src/worker');

@@ -15,7 +15,7 @@ export interface FannedOutDelivery {
 }
 
 /**
- * Fan-out of a batch of events (issue 11): one delivery row per matching enabled endpoint
+ * Fan-out of a batch of events (docs/webhooks.md "The delivery engine"): one delivery row per matching enabled endpoint
  * (events filter, channels filter, DM rule 2), each event's body rendered once per payload mode
  * and stored, and the events marked relayed, all at once. An event already relayed fans out
  * nothing (a relay that runs twice never doubles a delivery), and the unique (endpoint, event)

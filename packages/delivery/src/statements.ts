@@ -1,7 +1,7 @@
 import { statement } from '@teamchat/db';
 
 /**
- * The delivery path's hot queries as named statements (as issue 10 did for the API): parsed and
+ * The delivery path's hot queries as named statements (as the API's post path does, docs/performance.md "What the fast paths rely on"): parsed and
  * planned once per connection, no query builder per delivery, and each transition that used to
  * be a transaction of several round trips written as ONE statement (atomic on its own).
  */

@@ -11,7 +11,7 @@ import { createEndpointRow, deliveriesOf, eventually, webhookConfig } from '../.
 import { startWorkerProcess, workerEnv, type WorkerProcess } from '../../../test/support/worker-process';
 
 /**
- * Issue 11 "Crash safety" and "In flight per account", with real worker processes
+ * Crash safety and the in-flight cap per account (spec: Limits; docs/webhooks.md), with real worker processes
  * (`tsx apps/worker/src/main.ts`). They relay every account's events, so this file has a
  * database of its own (built by the real migrations).
  */

@@ -6,7 +6,7 @@ import { makeChannel, messagingAccount, post, eventsOf } from '../../../test/sup
 import { createEndpointRow, deliveriesOf, startWebhookHarness } from '../../../test/support/webhooks';
 
 /**
- * Issue 11 "Relay, fan-out": a row relayed twice never fans out twice. Fan-out is one read and
+ * Relay and fan-out (docs/webhooks.md "The delivery engine"): a row relayed twice never fans out twice. Fan-out is one read and
  * one write statement (no transaction): the write marks the event relayed and inserts the
  * bodies and deliveries only if it was this call that marked it. No worker runs in this file;
  * fan-out is called directly, several times at once.

@@ -7,7 +7,7 @@ import { createEndpointRow, eventually, startWebhookHarness } from '../../../tes
 import { RELAY_LEASE_MS, startRelay, type Relay } from '../src/relay';
 
 /**
- * Issue 11 "Relay": every worker process runs a relay, but one scans at a time (a Redis lease):
+ * The relay (docs/webhooks.md "The delivery engine"): every worker process runs a relay, but one scans at a time (a Redis lease):
  * two relays would cut the same rows into different batches. When the holder stops, another
  * takes over; rows still flow into fan-out jobs. No fan-out worker runs here: the jobs are read
  * from the queue.

@@ -14,7 +14,7 @@ import {
 
 /**
  * Spec: Webhook delivery status and Delivery transitions, Delivery headers, Signature, Delivery
- * behaviour; issue 11 "Relay, fan-out, delivery". Real HTTPS receiver (throwaway CA), real
+ * behaviour; docs/webhooks.md "The delivery engine". Real HTTPS receiver (throwaway CA), real
  * PostgreSQL, Redis and BullMQ; the worker runs in this process, scoped to this file's accounts.
  */
 const stripe = new Stripe('sk_test_unused');
@@ -264,7 +264,7 @@ describe('automatic disabling (spec: Webhook endpoint enablement: gone, failing,
   });
 });
 
-describe('fan-out (issue 11: one delivery per matching enabled endpoint; never before enabled_at)', () => {
+describe('fan-out (one delivery per matching enabled endpoint; never before enabled_at)', () => {
   test('one delivery per matching endpoint, filtered by events and channels; each event id once', async () => {
     const { a, ch, ep } = await setup({ events: ['message.posted'] });
     const other = await makeChannel(a.ownerApi);

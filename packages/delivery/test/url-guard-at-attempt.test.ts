@@ -5,7 +5,7 @@ import { startReceiver, type Receiver } from '../../../test/support/https-receiv
 import { createEndpointRow, deliveriesOf, startWebhookHarness } from '../../../test/support/webhooks';
 
 /**
- * Issue 11 "URL guard ... again before every attempt": an endpoint whose URL (changed in the
+ * Spec, webhook payload `url`: "refused at registration and again before every delivery": an endpoint whose URL (changed in the
  * database, past the registration check) points at a forbidden range is refused before any
  * connection; so is a name that resolves to a private address. Only 127.0.0.1 is exempt here,
  * so `localhost` is judged by what it resolves to.

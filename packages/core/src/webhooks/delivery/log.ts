@@ -1,7 +1,7 @@
 import { and, desc, eq, lt, sql, webhookDeliveries, type Executor } from '@teamchat/db';
 import type { DeliveryRow } from './rows';
 
-/** One entry of GET .../webhooks/{endpointId}/deliveries (issue 11 lists the fields). */
+/** One entry of GET .../webhooks/{endpointId}/deliveries (docs/webhooks.md lists the fields). */
 export interface DeliveryView {
   id: string;
   event_id: string;
