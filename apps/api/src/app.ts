@@ -1,15 +1,13 @@
 import express, { type Express } from 'express';
 import cookieParser from 'cookie-parser';
 import type { Deps } from '@teamchat/core';
-import { authenticateFor, wrongHost } from './http/authenticate';
+import { authenticateFor } from './http/authenticate';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { meterReads } from './http/limits';
 import type { Host } from './http/locals';
 import { httpMetrics } from './http/metrics';
 import { requestContext } from './http/request-id';
-import { authRouter } from './routes/auth';
-import { buildRouter } from './routes';
-import { healthRouter } from './routes/health';
+import { buildRouters } from './routes';
 
 /** Request bodies above this (after decompression) answer 400 invalid_request, reason body_too_large (docs/api.md "Hostile input"). */
 export const BODY_LIMIT = '1mb';
@@ -36,24 +34,20 @@ export function createApp(deps: Deps, host: Host): Express {
   app.set('query parser', 'simple');
   meterReads(app);
 
+  // Every route comes from its declaration (packages/contract), in three stages.
+  const routers = buildRouters(host);
   app.use(requestContext(host));
   app.use(httpMetrics);
-  app.use(healthRouter());
+  app.use(routers.probes); // unauthenticated, before the body parser
   app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
 
-  if (host === 'web') {
-    // Only the web host authenticates by cookie; the API host parses them only to refuse a
-    // browser session that sent no bearer (authenticate.ts), not on every request.
-    app.use(cookieParser());
-    app.use(authRouter());
-  } else {
-    app.all('/auth/{*rest}', () => {
-      throw wrongHost('web', deps.config.publicWebUrl);
-    });
-  }
+  // Only the web host authenticates by cookie; the API host parses them only to refuse a
+  // browser session that sent no bearer (authenticate.ts), not on every request.
+  if (host === 'web') app.use(cookieParser());
+  app.use(routers.auth); // web: sign-in, sign-out; API host: /auth/* names the web host
 
   app.use(authenticateFor(host));
-  app.use(buildRouter());
+  app.use(routers.accounts);
 
   app.use(notFoundHandler);
   app.use(errorHandler);

@@ -1,5 +1,6 @@
 import { z } from 'zod/v4';
 import { CONTENT_LIMITS, TS_PATTERN, idPattern, type IdKind } from '@teamchat/core';
+import { routeNamed, type RouteId } from '@teamchat/contract';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -46,11 +47,17 @@ export const reads = READ;
 export const writes = (over: Partial<ToolAnnotations> = {}): ToolAnnotations => ({ ...WRITE, ...over });
 export const destructive = (over: Partial<ToolAnnotations> = {}): ToolAnnotations => ({ ...WRITE, destructiveHint: true, ...over });
 
-/** Defines a tool with its input shape typed into `request`. */
+/**
+ * Defines a tool with its input shape typed into `request`. Its scope, method and path are those
+ * of the route it calls, from the route's declaration (packages/contract).
+ */
 export function defineTool<S extends z.ZodRawShape>(
-  def: Omit<ToolDef, 'input' | 'request'> & { input: S; request(args: z.infer<z.ZodObject<S>>): RestRequest },
+  def: Omit<ToolDef, 'input' | 'request' | 'scope' | 'method' | 'path'> & { route: RouteId; input: S; request(args: z.infer<z.ZodObject<S>>): RestRequest },
 ): ToolDef {
-  return { ...def, input: z.object(def.input) };
+  const { route: id, ...rest } = def;
+  const route = routeNamed(id);
+  if (!route.scope) throw new Error(`tool ${def.name}: route ${id} needs no scope, so no tool may call it`);
+  return { ...rest, scope: route.scope, method: route.method, path: route.path, input: z.object(def.input) };
 }
 
 /** Path segment, escaped. The REST client refuses a segment of `.`, `..` or nothing, whatever the tool (rest-client.ts). */

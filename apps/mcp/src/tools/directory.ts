@@ -7,21 +7,21 @@ const MI = 'Members and identities' as const;
 /** Members (members:manage) and identities (identities:manage). */
 export const directoryTools: ToolDef[] = [
   defineTool({
-    name: 'list_members', title: 'List account members', toolset: MI, scope: 'members:manage', method: 'GET', path: '/accounts/{accountId}/members',
+    name: 'list_members', title: 'List account members', toolset: MI, route: 'listMembers',
     description: 'Lists the people of the account with their role and identity id, oldest first.',
     annotations: reads,
     input: { limit: fields.limit, cursor: fields.cursor },
     request: (a) => ({ method: 'GET', path: '/members', query: pageQuery(a) }),
   }),
   defineTool({
-    name: 'list_identities', title: 'List identities', toolset: MI, scope: 'identities:manage', method: 'GET', path: '/accounts/{accountId}/identities',
+    name: 'list_identities', title: 'List identities', toolset: MI, route: 'listIdentities',
     description: "Lists the account's identities, people's and agents', oldest first. Use an identity's id to mention it (<@id>) or open a direct message.",
     annotations: reads,
     input: { limit: fields.limit, cursor: fields.cursor },
     request: (a) => ({ method: 'GET', path: '/identities', query: pageQuery(a) }),
   }),
   defineTool({
-    name: 'register_agent', title: 'Register an agent identity', toolset: MI, scope: 'identities:manage', method: 'POST', path: '/accounts/{accountId}/identities',
+    name: 'register_agent', title: 'Register an agent identity', toolset: MI, route: 'registerAgent',
     description: "Registers a new agent identity approved by this credential's person; the result holds the agent's token, shown only this once. The new agent spends that person's seat.",
     annotations: writes(),
     input: {

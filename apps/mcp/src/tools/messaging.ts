@@ -7,28 +7,28 @@ const msgPath = (a: { channel_id: string; ts: string }) => `/channels/${seg(a.ch
 /** Channels and messages, and direct messages (scopes channels:read and channels:write). */
 export const messagingTools: ToolDef[] = [
   defineTool({
-    name: 'list_channels', title: 'List channels', toolset: CM, scope: 'channels:read', method: 'GET', path: '/accounts/{accountId}/channels',
+    name: 'list_channels', title: 'List channels', toolset: CM, route: 'listChannels',
     description: 'Lists the channels this identity can see, oldest first, a page at a time.',
     annotations: reads,
     input: { limit: fields.limit, cursor: fields.cursor },
     request: (a) => ({ method: 'GET', path: '/channels', query: pageQuery(a) }),
   }),
   defineTool({
-    name: 'read_history', title: 'Read channel history', toolset: CM, scope: 'channels:read', method: 'GET', path: '/accounts/{accountId}/channels/{channelId}/messages',
+    name: 'read_history', title: 'Read channel history', toolset: CM, route: 'listMessages',
     description: "Reads a channel's (or a direct message's) messages, newest first; thread replies are not included (each root shows `reply_count`; use read_thread).",
     annotations: reads,
     input: { channel_id: fields.channelId, limit: fields.limit, cursor: fields.cursor },
     request: (a) => ({ method: 'GET', path: `/channels/${seg(a.channel_id)}/messages`, query: pageQuery(a) }),
   }),
   defineTool({
-    name: 'read_thread', title: 'Read a thread', toolset: CM, scope: 'channels:read', method: 'GET', path: '/accounts/{accountId}/channels/{channelId}/threads/{threadTs}',
+    name: 'read_thread', title: 'Read a thread', toolset: CM, route: 'readThread',
     description: 'Reads a thread: its root message first, then the replies oldest first.',
     annotations: reads,
     input: { channel_id: fields.channelId, thread_ts: fields.ts.describe("The thread root's `ts` (a reply's `thread_ts`)."), limit: fields.limit, cursor: fields.cursor },
     request: (a) => ({ method: 'GET', path: `/channels/${seg(a.channel_id)}/threads/${seg(a.thread_ts)}`, query: pageQuery(a) }),
   }),
   defineTool({
-    name: 'post_message', title: 'Post a message', toolset: CM, scope: 'channels:write', method: 'POST', path: '/accounts/{accountId}/channels/{channelId}/messages',
+    name: 'post_message', title: 'Post a message', toolset: CM, route: 'postMessage',
     description: 'Posts a message to a channel or direct message as this identity. The message records this MCP session (client and version). Returns the message with its `ts`.',
     annotations: writes(),
     input: {
@@ -42,7 +42,7 @@ export const messagingTools: ToolDef[] = [
     }),
   }),
   defineTool({
-    name: 'reply_in_thread', title: 'Reply in a thread', toolset: CM, scope: 'channels:write', method: 'POST', path: '/accounts/{accountId}/channels/{channelId}/messages',
+    name: 'reply_in_thread', title: 'Reply in a thread', toolset: CM, route: 'postMessage',
     description: 'Posts a reply in the thread of a message (replying to a reply joins the same thread). Records this MCP session like post_message.',
     annotations: writes(),
     input: {
@@ -56,7 +56,7 @@ export const messagingTools: ToolDef[] = [
     }),
   }),
   defineTool({
-    name: 'edit_message', title: 'Edit a message', toolset: CM, scope: 'channels:write', method: 'PATCH', path: '/accounts/{accountId}/channels/{channelId}/messages/{ts}',
+    name: 'edit_message', title: 'Edit a message', toolset: CM, route: 'editMessage',
     description: "Changes a message's text, links or attachments (only its author, or an owner or admin). Pass the `version` you read to be told `edit_conflict` if someone changed it since.",
     annotations: writes({ idempotentHint: true }),
     input: {
@@ -66,35 +66,35 @@ export const messagingTools: ToolDef[] = [
     request: (a) => ({ method: 'PATCH', path: msgPath(a), body: { text: a.text, links: a.links, attachments: a.attachments, version: a.version } }),
   }),
   defineTool({
-    name: 'add_reaction', title: 'React to a message', toolset: CM, scope: 'channels:write', method: 'PUT', path: '/accounts/{accountId}/channels/{channelId}/messages/{ts}/reactions/{emoji}',
+    name: 'add_reaction', title: 'React to a message', toolset: CM, route: 'addReaction',
     description: 'Adds an emoji reaction by this identity to a message. Adding one it already has changes nothing.',
     annotations: writes({ idempotentHint: true }),
     input: { channel_id: fields.channelId, ts: fields.ts, emoji: fields.emoji },
     request: (a) => ({ method: 'PUT', path: `${msgPath(a)}/reactions/${seg(a.emoji)}` }),
   }),
   defineTool({
-    name: 'remove_reaction', title: 'Remove a reaction', toolset: CM, scope: 'channels:write', method: 'DELETE', path: '/accounts/{accountId}/channels/{channelId}/messages/{ts}/reactions/{emoji}',
+    name: 'remove_reaction', title: 'Remove a reaction', toolset: CM, route: 'removeReaction',
     description: "Removes this identity's emoji reaction from a message. Removing one it does not have changes nothing.",
     annotations: writes({ idempotentHint: true }),
     input: { channel_id: fields.channelId, ts: fields.ts, emoji: fields.emoji },
     request: (a) => ({ method: 'DELETE', path: `${msgPath(a)}/reactions/${seg(a.emoji)}` }),
   }),
   defineTool({
-    name: 'delete_message', title: 'Delete a message', toolset: CM, scope: 'channels:write', method: 'DELETE', path: '/accounts/{accountId}/channels/{channelId}/messages/{ts}',
+    name: 'delete_message', title: 'Delete a message', toolset: CM, route: 'deleteMessage',
     description: 'Asks to delete a message (its author, or an owner or admin). Nothing is deleted yet: the result is `confirmation_required` with an `approval_url` that a person must open and approve; give them that link.',
     annotations: destructive({ idempotentHint: true }),
     input: { channel_id: fields.channelId, ts: fields.ts },
     request: (a) => ({ method: 'DELETE', path: msgPath(a) }),
   }),
   defineTool({
-    name: 'list_dms', title: 'List direct messages', toolset: 'Direct messages', scope: 'channels:read', method: 'GET', path: '/accounts/{accountId}/dms',
+    name: 'list_dms', title: 'List direct messages', toolset: 'Direct messages', route: 'listDms',
     description: "Lists this identity's direct messages, oldest first, with their members. Read and post in one with read_history and post_message.",
     annotations: reads,
     input: { limit: fields.limit, cursor: fields.cursor },
     request: (a) => ({ method: 'GET', path: '/dms', query: pageQuery(a) }),
   }),
   defineTool({
-    name: 'open_dm', title: 'Open a direct message', toolset: 'Direct messages', scope: 'channels:write', method: 'POST', path: '/accounts/{accountId}/dms',
+    name: 'open_dm', title: 'Open a direct message', toolset: 'Direct messages', route: 'openDm',
     description: 'Opens a direct message with 1 to 8 other identities (people or agents), or returns the existing one with exactly those members. Post in it with post_message.',
     annotations: writes({ idempotentHint: true }),
     input: {

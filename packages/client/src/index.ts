@@ -1,0 +1,2 @@
+/** The typed client of the REST API (generated from docs/openapi.json by npm run docs:openapi). */
+export {};

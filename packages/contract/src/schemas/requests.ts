@@ -1,0 +1,98 @@
+import Joi from 'joi';
+import {
+  CONTENT_LIMITS, ENDPOINT_LIMITS, ENDPOINT_PAYLOAD_MODES, GRANTABLE_SCOPES, PASSWORD_MAX, SUBSCRIBABLE_EVENTS, TS_PATTERN,
+  attachmentsSchema, channelNameSchema, clientRefSchema, emojiSchema, linksSchema, listQuerySchema, messageTextSchema, topicSchema,
+} from '@teamchat/core';
+
+/**
+ * The Joi schemas routes validate their input with (apps/api `validate`), shared by the route
+ * declarations and so by the document.
+ */
+
+export { listQuerySchema };
+
+/** Path ids: a malformed channel id simply finds nothing (404); a malformed ts is a 400. */
+export const channelIdParam = Joi.string().max(80).required();
+export const tsParam = Joi.string().pattern(TS_PATTERN).required()
+  .messages({ 'string.pattern.base': '{{#label}} must look like "1700000000.000001"' });
+
+export const channelParams = { channelId: channelIdParam };
+export const messageParams = { channelId: channelIdParam, ts: tsParam };
+export const reactionParams = { ...messageParams, emoji: emojiSchema.required() };
+export const threadParams = { channelId: channelIdParam, threadTs: tsParam };
+export const jobParams = { jobId: Joi.string().max(64).required() };
+export const approvalParams = { approvalId: Joi.string().max(64).required() };
+export const endpointParams = { endpointId: Joi.string().max(80).required() };
+export const deliveryParams = { ...endpointParams, deliveryId: Joi.string().max(80).required() };
+
+export const signInBody = {
+  email: Joi.string().email({ tlds: false }).max(320).required(),
+  password: Joi.string().max(PASSWORD_MAX).required(),
+};
+
+export const registerAgentBody = {
+  name: Joi.string().trim().min(1).max(80).required(),
+  scopes: Joi.array().items(Joi.string().valid(...GRANTABLE_SCOPES, 'channels:read', 'channels:write')).max(32).unique().default([]),
+  client_ref: Joi.string().max(128),
+};
+
+export const createChannelBody = {
+  name: channelNameSchema.required(),
+  topic: topicSchema,
+  client_ref: clientRefSchema,
+};
+export const patchChannelBody = Joi.object({ name: channelNameSchema, topic: topicSchema }).or('name', 'topic');
+export const addMemberBody = { identity_id: Joi.string().max(80).required(), client_ref: clientRefSchema };
+
+export const openDmBody = {
+  members: Joi.array().items(Joi.string().max(80)).min(1).max(CONTENT_LIMITS.dmOthers).unique().required(),
+  client_ref: clientRefSchema,
+};
+
+const needsContent = (value: { text?: string; attachments?: unknown[] }, helpers: Joi.CustomHelpers) =>
+  (value.text ?? '').trim() === '' && (value.attachments ?? []).length === 0 ? helpers.error('message.empty') : value;
+
+export const postMessageBody = Joi.object({
+  text: messageTextSchema.default(''),
+  attachments: attachmentsSchema,
+  links: linksSchema,
+  thread_ts: tsParam.optional(),
+  client_ref: clientRefSchema,
+}).custom(needsContent).messages({ 'message.empty': 'text: a message needs text or at least one attachment' });
+
+export const patchMessageBody = Joi.object({
+  text: messageTextSchema,
+  attachments: attachmentsSchema,
+  links: linksSchema,
+  version: Joi.number().integer().min(1).max(2_147_483_647), // the column is a PostgreSQL integer
+}).or('text', 'attachments', 'links');
+
+export const searchQuery = { ...listQuerySchema, q: Joi.string().trim().min(1).max(200).required() };
+
+/**
+ * Register/change payload (spec: Webhooks, "Webhook endpoint payload on register/change").
+ * The URL's form, scheme and addresses are the URL guard's (core), so its refusal carries a reason.
+ */
+const url = Joi.string().trim().min(1).max(ENDPOINT_LIMITS.urlMaxLength);
+const events = Joi.array().items(Joi.string().valid(...SUBSCRIBABLE_EVENTS)).min(1).max(ENDPOINT_LIMITS.maxEvents).unique();
+const channels = Joi.alternatives().try(
+  Joi.string().valid('all'),
+  Joi.array().items(Joi.string().max(80)).min(1).max(ENDPOINT_LIMITS.maxChannels).unique(),
+).messages({ 'alternatives.match': '{{#label}} must be "all" or a list of channel ids' });
+const payload = Joi.string().valid(...ENDPOINT_PAYLOAD_MODES);
+/** The custom header's value, sent as `Authorization: Bearer <value>`: visible ASCII, no spaces; null clears it. */
+const authorization = Joi.string().max(ENDPOINT_LIMITS.authorizationMaxLength).pattern(/^[\x21-\x7e]+$/).allow(null)
+  .messages({ 'string.pattern.base': '{{#label}} must be a token of visible ASCII characters without spaces' });
+
+export const registerEndpointBody = {
+  url: url.required(),
+  events: events.required(),
+  channels: channels.required(),
+  payload: payload.default('pointers'),
+  enabled: Joi.boolean(),
+  authorization,
+};
+
+export const patchEndpointBody = Joi.object({ url, events, channels, payload, enabled: Joi.boolean(), authorization })
+  .min(1)
+  .messages({ 'object.min': 'the body must change at least one of url, events, channels, payload, enabled, authorization' });
