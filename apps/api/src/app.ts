@@ -19,6 +19,7 @@ export const BODY_LIMIT = '1mb';
 export function createApp(deps: Deps, host: Host): Express {
   const app = express();
   app.set('deps', deps);
+  app.set('public host', host);
   if (deps.config.trustProxy) {
     // TRUST_PROXY: exactly one reverse proxy in front, so req.ip is the address it appended
     // last to X-Forwarded-For (earlier entries are the client's own claims and never trusted).

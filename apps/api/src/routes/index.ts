@@ -15,6 +15,7 @@ import { directoryHandlers } from './directory';
 import { probeHandlers } from './health';
 import { operationsHandlers } from './jobs';
 import { messagingHandlers } from './messaging';
+import { referenceHandlers } from './reference';
 import { searchHandlers } from './search';
 import { deliveryHandlers } from './webhooks/deliveries';
 import { endpointHandlers } from './webhooks/endpoints';
@@ -22,7 +23,7 @@ import { endpointHandlers } from './webhooks/endpoints';
 /** Every declared route's handler: a declaration without one (or one without a declaration) stops the build. */
 const HANDLERS: Record<RouteId, RequestHandler> = {
   ...probeHandlers, ...authHandlers, ...messagingHandlers, ...accountHandlers, ...directoryHandlers, ...operationsHandlers,
-  ...searchHandlers, ...endpointHandlers, ...deliveryHandlers,
+  ...searchHandlers, ...endpointHandlers, ...deliveryHandlers, ...referenceHandlers,
 };
 
 /** The refusals' handlers (packages/contract `REFUSALS`). */

@@ -45,6 +45,10 @@ const EXTRAS: Partial<Record<RouteId, Pick<RouteRow, 'example' | 'endsSession' |
   // endpoint and delivery ids are generated (no real endpoint), so test and replay answer 404.
   registerWebhookEndpoint: { example: () => ({ url: 'https://localhost/hook', events: ['message.posted'], channels: 'all' }) },
   updateWebhookEndpoint: { example: () => ({ enabled: false }) },
+  // Static answers that take no input (the script is 1 MB): a few runs are enough.
+  getOpenApiDocument: { runs: 10 },
+  getApiReference: { runs: 10 },
+  getApiReferenceScript: { runs: 5 },
 };
 
 const keysOf = (schema: Joi.PartialSchemaMap | Joi.ObjectSchema | undefined): string[] => {

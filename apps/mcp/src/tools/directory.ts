@@ -11,14 +11,14 @@ export const directoryTools: ToolDef[] = [
     description: 'Lists the people of the account with their role and identity id, oldest first.',
     annotations: reads,
     input: { limit: fields.limit, cursor: fields.cursor },
-    request: (a) => ({ method: 'GET', path: '/members', query: pageQuery(a) }),
+    call: (api, accountId, a) => api.GET('/accounts/{accountId}/members', { params: { path: { accountId }, query: pageQuery(a) } }),
   }),
   defineTool({
     name: 'list_identities', title: 'List identities', toolset: MI, route: 'listIdentities',
     description: "Lists the account's identities, people's and agents', oldest first. Use an identity's id to mention it (<@id>) or open a direct message.",
     annotations: reads,
     input: { limit: fields.limit, cursor: fields.cursor },
-    request: (a) => ({ method: 'GET', path: '/identities', query: pageQuery(a) }),
+    call: (api, accountId, a) => api.GET('/accounts/{accountId}/identities', { params: { path: { accountId }, query: pageQuery(a) } }),
   }),
   defineTool({
     name: 'register_agent', title: 'Register an agent identity', toolset: MI, route: 'registerAgent',
@@ -26,10 +26,13 @@ export const directoryTools: ToolDef[] = [
     annotations: writes(),
     input: {
       name: z.string().min(1).max(80).describe('Display name of the agent.'),
-      scopes: z.array(z.enum([...GRANTABLE_SCOPES, 'channels:read', 'channels:write'] as [string, ...string[]])).max(32).optional()
+      scopes: z.array(z.enum([...GRANTABLE_SCOPES, 'channels:read', 'channels:write'] as const)).max(32).optional()
         .describe('Scopes for the agent beyond channels:read and channels:write (always granted).'),
       client_ref: fields.clientRef, idempotency_key: fields.idempotencyKey,
     },
-    request: (a) => ({ method: 'POST', path: '/identities', body: { name: a.name, scopes: a.scopes, client_ref: a.client_ref }, headers: { 'Idempotency-Key': a.idempotency_key } }),
+    call: (api, accountId, a) => api.POST('/accounts/{accountId}/identities', {
+      params: { path: { accountId }, header: { 'Idempotency-Key': a.idempotency_key } },
+      body: { name: a.name, scopes: a.scopes, client_ref: a.client_ref },
+    }),
   }),
 ];

@@ -24,4 +24,21 @@ export const probeRoutes = [
       503: { description: 'Not ready: `checks` names the part that failed; `shutting_down` while draining.', body: readinessView },
     },
   }),
+  route({
+    id: 'getOpenApiDocument', method: 'GET', path: '/openapi.json', tag: 'Reference', access: 'public', idempotent: true,
+    summary: 'This document',
+    description: 'The OpenAPI 3.1 document of both hosts, generated from the route declarations; `servers` names the host that served it.',
+    responses: { 200: { description: 'The document.', body: Joi.object().unknown(true) } },
+  }),
+  route({
+    id: 'getApiReference', method: 'GET', path: '/docs', tag: 'Reference', access: 'public', idempotent: true,
+    summary: 'The API reference, readable (Redoc)',
+    description: 'Served from this origin with no outside resource (no CDN, no fonts), so it works on an air-gapped install.',
+    responses: { 200: { description: 'An HTML page rendering /openapi.json.', body: Joi.string(), contentType: 'text/html' } },
+  }),
+  route({
+    id: 'getApiReferenceScript', method: 'GET', path: '/docs/redoc.standalone.js', tag: 'Reference', access: 'public', idempotent: true,
+    summary: "Redoc's standalone bundle, for /docs",
+    responses: { 200: { description: 'The script (from the `redoc` package).', body: Joi.string(), contentType: 'text/javascript' } },
+  }),
 ] as const;

@@ -31,8 +31,9 @@ export const attachmentView = Joi.object({
   title: str, url: str, file_id: str, mime_type: str, size: int.min(0),
 }).id('Attachment');
 
+/** Not a component: its nullable use would make the component nullable too. */
 export const sessionView = Joi.object({ client: str.required(), version: str.required() })
-  .id('McpSession').description('The MCP session a message was posted through: its client and version.');
+  .description('The MCP session a message was posted through: its client and version.');
 
 export const messageView = Joi.object({
   ts: str.required().description("The message's timestamp, also its id in paths: \"1700000000.000001\"."),
@@ -112,6 +113,8 @@ export const auditView = Joi.object({
   data: Joi.object().unknown(true).required(),
   request_id: nullable(str),
   created_at: time.required(),
+  redacted: Joi.boolean().valid(true)
+    .description('Present when the entry is about a channel the reader cannot read: its target and data are left out.'),
 }).id('AuditRecord');
 
 const limitUse = Joi.object({ limit: int.required(), used: nullable(int), remaining: nullable(int), resets_at: nullable(time) });
