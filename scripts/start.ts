@@ -1,15 +1,15 @@
 /**
- * `npm start`: checks PostgreSQL and Redis, creates and migrates the database, seeds a demo
- * account on first start, then runs the API host, the web host (one process, two ports), the MCP
- * server and the worker as child processes. Ctrl-C stops them all.
+ * `npm start`: checks PostgreSQL and Redis (outside production, starts an embedded PostgreSQL or
+ * a local redis-server for one that does not answer: scripts/dev-services.ts), creates and
+ * migrates the database, seeds a demo account on first start, then runs the API host, the web
+ * host (one process, two ports), the MCP server and the worker as child processes. Ctrl-C stops
+ * them all, then the services it started.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { Client } from 'pg';
-import Redis from 'ioredis';
-import { ConfigError, loadConfig } from '@teamchat/core';
+import { ConfigError, WARNED_MARKER, loadConfig, seedDemoIfEmpty } from '@teamchat/core';
 import { createDatabase, ensureDatabase, runMigrations } from '@teamchat/db';
-import { seedDemoIfEmpty } from './seed-demo';
+import { DevServiceError, ensureDevServices, stopDevServices, type DevService } from './dev-services';
 
 const ROOT = path.resolve(__dirname, '..');
 const HOW_TO_START = 'start it with `docker compose -f docker/compose.yml up -d postgres redis`, or the system service';
@@ -19,35 +19,12 @@ function die(line: string): never {
   process.exit(1);
 }
 
-async function checkPostgres(url: string): Promise<void> {
-  const server = new URL(url);
-  server.pathname = '/postgres';
-  const client = new Client({ connectionString: server.toString(), connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-  } catch (err) {
-    die(`PostgreSQL is not reachable at ${server.host} (${(err as Error).message}): ${HOW_TO_START} (e.g. \`pg_ctlcluster <version> main start\`).`);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-async function checkRedis(url: string): Promise<void> {
-  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  redis.on('error', () => undefined);
-  try {
-    await redis.connect();
-    await redis.ping();
-  } catch (err) {
-    die(`Redis is not reachable at ${new URL(url).host} (${(err as Error).message}): ${HOW_TO_START} (e.g. \`redis-server --daemonize yes\`).`);
-  } finally {
-    redis.disconnect();
-  }
-}
-
 function run(name: string, entry: string): ChildProcess {
   const tsx = require.resolve('tsx/cli');
-  const child = spawn(process.execPath, [tsx, entry], { cwd: ROOT, stdio: 'inherit', env: process.env });
+  // Each child in its own process group: Ctrl-C (SIGINT to the terminal's group) reaches only this
+  // supervisor, which sends each child ONE SIGTERM; a child that also got the terminal's SIGINT
+  // would take the SIGTERM as a second signal and exit without draining.
+  const child = spawn(process.execPath, [tsx, entry], { cwd: ROOT, stdio: 'inherit', detached: true, env: { ...process.env, ...childEnv, [WARNED_MARKER]: '1' } });
   child.on('exit', (code, signal) => {
     if (stopping) return;
     process.stderr.write(`${name} exited (${signal ?? code}); stopping the others.\n`);
@@ -58,11 +35,20 @@ function run(name: string, entry: string): ChildProcess {
 
 let stopping = false;
 const children: ChildProcess[] = [];
+/** Services this start started (embedded PostgreSQL, redis-server): stopped after the children. */
+let started: DevService[] = [];
+/** The URLs the children use when a service was started here. */
+const childEnv: Record<string, string> = {};
 function stop(code: number): void {
+  if (stopping) return;
   stopping = true;
   for (const c of children) c.kill('SIGTERM');
-  setTimeout(() => process.exit(code), 3000).unref();
-  void Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r))))).then(() => process.exit(code));
+  const exited = Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r(null) : c.once('exit', r)))));
+  // The children drain first (up to their SHUTDOWN_TIMEOUT_MS), then the services they used stop.
+  const deadline = new Promise((r) => setTimeout(r, 30_000).unref());
+  void Promise.race([exited, deadline])
+    .then(() => stopDevServices(started))
+    .then(() => process.exit(code));
 }
 
 async function main(): Promise<void> {
@@ -73,12 +59,28 @@ async function main(): Promise<void> {
     if (err instanceof ConfigError) die(err.message);
     throw err;
   }
-  await checkPostgres(config.databaseUrl);
-  await checkRedis(config.redisUrl);
-  if (await ensureDatabase(config.databaseUrl)) process.stdout.write(`created database ${new URL(config.databaseUrl).pathname.slice(1)}\n`);
-  await runMigrations(config.databaseUrl);
+  process.once('SIGINT', () => stop(0));
+  process.once('SIGTERM', () => stop(0));
+  process.once('SIGHUP', () => stop(0)); // the terminal closed: the detached children would outlive it
+  let services;
+  try {
+    services = await ensureDevServices({
+      databaseUrl: config.databaseUrl, redisUrl: config.redisUrl, nodeEnv: config.nodeEnv, dataDir: config.devDataDir, howToStart: HOW_TO_START,
+    });
+  } catch (err) {
+    if (err instanceof DevServiceError) die(err.message);
+    throw err;
+  }
+  started = services.started;
+  for (const s of started) process.stdout.write(`started ${s.description}; it stops with npm start\n`);
+  if (services.databaseUrl !== config.databaseUrl) childEnv.DATABASE_URL = services.databaseUrl;
+  if (services.redisUrl !== config.redisUrl) childEnv.REDIS_URL = services.redisUrl;
+  if (stopping) return;
+  const databaseUrl = services.databaseUrl;
+  if (await ensureDatabase(databaseUrl)) process.stdout.write(`created database ${new URL(databaseUrl).pathname.slice(1)}\n`);
+  await runMigrations(databaseUrl);
 
-  const database = createDatabase(config.databaseUrl, { max: 2, application_name: 'start' });
+  const database = createDatabase(databaseUrl, { max: 2, application_name: 'start' });
   try {
     const demo = await seedDemoIfEmpty(database.db);
     if (demo) {
@@ -111,8 +113,9 @@ async function main(): Promise<void> {
   process.stdout.write(
     `API host ${config.publicApiUrl}  ·  web host ${config.publicWebUrl}  ·  MCP http://localhost:${config.mcpPort}/mcp  ·  worker running\n`,
   );
-  process.once('SIGINT', () => stop(0));
-  process.once('SIGTERM', () => stop(0));
 }
 
-main().catch((err: Error) => die(`start failed: ${err.message}`));
+main().catch((err: Error) => {
+  process.stderr.write(`start failed: ${err.message}\n`);
+  void stopDevServices(started).then(() => process.exit(1));
+});

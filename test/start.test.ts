@@ -3,9 +3,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { authenticateCredential, verifyPassword, findUserByEmail } from '@teamchat/core';
+import { authenticateCredential, verifyPassword, findUserByEmail, seedDemoIfEmpty, DEMO_EMAIL } from '@teamchat/core';
 import { createDatabase, runMigrations } from '@teamchat/db';
-import { seedDemoIfEmpty, DEMO_EMAIL } from '../scripts/seed-demo';
 import { TEST_SERVER_URL } from './support/env';
 
 const run = promisify(execFile);
@@ -23,23 +22,32 @@ async function start(env: Record<string, string>) {
   }
 }
 
-describe('npm start: an unreachable service stops it with one clear line saying which and how to start it', () => {
+describe('npm start in production: an unreachable service stops it with one clear line saying which and how to start it', () => {
   test('Redis', async () => {
-    const out = await start({ REDIS_URL: 'redis://127.0.0.1:1' });
+    const out = await start({ NODE_ENV: 'production', REDIS_URL: 'redis://127.0.0.1:1' });
     expect(out.code).toBe(1);
     const lines = out.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^Redis is not reachable at 127\.0\.0\.1:1 .*docker compose -f docker\/compose\.yml up -d postgres redis/);
+    expect(lines[0]).toMatch(/^Redis is not reachable at 127\.0\.0\.1:1 \(production requires REDIS_URL\): .*docker compose -f docker\/compose\.yml up -d postgres redis/);
   }, 40_000);
 
-  test('PostgreSQL', async () => {
-    const out = await start({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/teamchat' });
+  test('PostgreSQL: nothing is started in its place', async () => {
+    const out = await start({ NODE_ENV: 'production', DATABASE_URL: 'postgres://postgres@127.0.0.1:1/teamchat' });
     expect(out.code).toBe(1);
     const lines = out.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^PostgreSQL is not reachable at 127\.0\.0\.1:1 .*docker compose -f docker\/compose\.yml up -d postgres redis/);
+    expect(lines[0]).toMatch(/^PostgreSQL is not reachable at 127\.0\.0\.1:1 \(production requires DATABASE_URL\): .*docker compose -f docker\/compose\.yml up -d postgres redis/);
+    expect(out.stdout).not.toMatch(/started/);
   }, 40_000);
 });
+
+test('in development, Redis away and no redis-server on the PATH: one line says how to get it', async () => {
+  const out = await start({ REDIS_URL: 'redis://127.0.0.1:1', PATH: '/nonexistent' });
+  expect(out.code).toBe(1);
+  const lines = out.stderr.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(/^Redis does not answer at 127\.0\.0\.1:1 and redis-server is not on the PATH: install redis-server \(Debian\/Ubuntu: `apt-get install redis-server`/);
+}, 40_000);
 
 test('the demo account is created on an empty database only, and its printed credentials work', async () => {
   const name = `teamchat_seed_${randomBytes(4).toString('hex')}`;

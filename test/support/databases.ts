@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { runMigrations } from '@teamchat/db';
-import { TEST_SERVER_URL } from './env';
+import { testServerUrl } from './env';
 
 /**
  * A database of its own on the test server, built by the real migrations (never a schema push):
@@ -11,7 +11,7 @@ import { TEST_SERVER_URL } from './env';
 export async function createMigratedDatabase(prefix: string): Promise<{ name: string; url: string }> {
   const name = `${prefix}_${randomBytes(4).toString('hex')}`;
   await onServer(`CREATE DATABASE "${name}"`);
-  const url = new URL(TEST_SERVER_URL);
+  const url = new URL(testServerUrl());
   url.pathname = `/${name}`;
   await runMigrations(url.toString());
   return { name, url: url.toString() };
@@ -23,7 +23,7 @@ export async function dropDatabase(name: string): Promise<void> {
 }
 
 async function onServer(sql: string): Promise<void> {
-  const admin = new Client({ connectionString: TEST_SERVER_URL });
+  const admin = new Client({ connectionString: testServerUrl() });
   await admin.connect();
   try {
     await admin.query(sql);

@@ -1,20 +1,47 @@
 import Joi from 'joi';
 import {
-  ACCOUNT_STATES, ALL_SCOPES, AppError, PASSWORD_MAX, PASSWORD_MIN, PLANS, ROLES, addMember, createAccount, createAgent, createApiKey, ensureUser,
+  ACCOUNT_STATES, ALL_SCOPES, AppError, EVENT_TYPES, MESSAGE_EVENT_TYPES, PASSWORD_MAX, PASSWORD_MIN, PLANS, ROLES, addMember, createAccount, createAgent, createApiKey, ensureUser,
   getMemberByEmail, parseDuration, recordAudit, requireAccount, revokeCredential, setAccountPlan, setAccountState, setMemberRole,
   type AccountState, type Plan, type Role,
 } from '@teamchat/core';
 import type { Db } from '@teamchat/db';
+import { webhooksListen, type ListenIo, type ListenOptions } from './webhooks-listen';
+import { demoReset } from './demo-reset';
 
 export interface Command {
   summary: string;
   usage: string;
   options: Joi.ObjectSchema;
   switches?: string[];
-  run(db: Db, o: Record<string, any>): Promise<Record<string, unknown>>;
+  run?(db: Db, o: Record<string, any>): Promise<Record<string, unknown>>;
+  /** refused when NODE_ENV=production, before anything is touched */
+  developmentOnly?: boolean;
+  /** a command that manages the database itself (main neither creates nor migrates it first) */
+  manage?(databaseUrl: string, o: Record<string, any>, io: ListenIo): Promise<Record<string, unknown>>;
+  /** a long-running command: prints as it goes (with --json, one JSON line per item) and returns when stopped */
+  serve?(db: Db, o: Record<string, any>, io: ListenIo): Promise<void>;
 }
 
 const email = Joi.string().email({ tlds: false }).max(320);
+const eventList = Joi.string().custom((value: string, helpers) => {
+  const list = [...new Set(value.split(',').map((s) => s.trim()).filter(Boolean))];
+  const unknown = list.filter((s) => !(EVENT_TYPES as readonly string[]).includes(s));
+  if (unknown.length || list.length === 0) return helpers.message({ custom: `unknown event type(s): ${unknown.join(', ') || '(none given)'}; known: ${EVENT_TYPES.join(', ')}` });
+  return list;
+});
+/** Where `--forward-to` may point: plain HTTP on this machine (the developer's app). */
+const localHttpUrl = Joi.string().custom((value: string, helpers) => {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    return helpers.message({ custom: '--forward-to must be a URL like http://localhost:8080/hook' });
+  }
+  if (u.protocol !== 'http:' || !['localhost', '127.0.0.1', '[::1]'].includes(u.hostname)) {
+    return helpers.message({ custom: '--forward-to must be a plain-HTTP URL on this machine (http://localhost:PORT/...)' });
+  }
+  return value;
+});
 const password = Joi.string().min(PASSWORD_MIN).max(PASSWORD_MAX);
 const accountId = Joi.string().pattern(/^acct_[a-z0-9]+$/).message('--account must be an account id (acct_...)');
 const scopes = Joi.string()
@@ -119,6 +146,27 @@ export const COMMANDS: Record<string, Command> = {
       await db.transaction((tx) => setAccountState(tx, o.account, o.state as AccountState));
       return { ok: true, account_id: o.account, state: o.state };
     },
+  },
+  'demo:reset': {
+    summary: 'development only: drop the local database, make it again and seed a new demo account (asks first)',
+    usage: '[--yes]',
+    switches: ['yes'],
+    options: Joi.object({ yes: Joi.boolean().default(false) }),
+    developmentOnly: true,
+    manage: (url, o, io) => demoReset(url, { yes: o.yes }, io),
+  },
+  'webhooks:listen': {
+    summary: 'development only: receive an account\'s webhooks here (local HTTPS receiver, endpoint removed on Ctrl-C)',
+    usage: '--account A [--events message.posted,mention] [--forward-to http://localhost:8080/hook] [--payload pointers|text] [--as OWNER_EMAIL]',
+    options: Joi.object({
+      account: accountId.required(),
+      events: eventList.default([...MESSAGE_EVENT_TYPES]),
+      'forward-to': localHttpUrl,
+      payload: Joi.string().valid('pointers', 'text').default('pointers'),
+      as: email,
+    }),
+    developmentOnly: true,
+    serve: (db, o, io) => webhooksListen(db, o as ListenOptions, io),
   },
   'account:set-plan': {
     summary: "change an account's plan",

@@ -8,6 +8,7 @@ import { COMMANDS } from './commands';
 const EXIT_BAD_ARGS = 2;
 
 const configSchema = Joi.object({
+  NODE_ENV: Joi.string().valid('development', 'production', 'test').default('development'),
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).default('postgres://postgres@127.0.0.1:5432/teamchat'),
 }).unknown(true);
 
@@ -44,7 +45,21 @@ async function main(): Promise<void> {
 
   const env = configSchema.validate(process.env);
   if (env.error) fail(parsed.json, 1, 'internal', env.error.message);
+  if (command.developmentOnly && env.value.NODE_ENV === 'production') {
+    fail(parsed.json, EXIT_BAD_ARGS, 'forbidden', `${name} is for local development: it is refused when NODE_ENV=production.`);
+  }
   const url: string = env.value.DATABASE_URL;
+  const io = { json: parsed.json, out: (l: string) => process.stdout.write(`${l}\n`), err: (l: string) => process.stderr.write(`${l}\n`) };
+  if (command.manage) {
+    try {
+      const out = await command.manage(url, value, io);
+      process.stdout.write(parsed.json ? `${JSON.stringify(out)}\n` : `${JSON.stringify(out, null, 2)}\n`);
+    } catch (err) {
+      if (err instanceof AppError && err.status < 500) fail(parsed.json, EXIT_BAD_ARGS, err.code, err.message);
+      fail(parsed.json, 1, 'internal', (err as Error).message);
+    }
+    return;
+  }
   try {
     await ensureDatabase(url);
     await runMigrations(url);
@@ -53,7 +68,11 @@ async function main(): Promise<void> {
   }
   const database = createDatabase(url, { max: 2, application_name: 'cli' });
   try {
-    const out = await command.run(database.db, value);
+    if (command.serve) {
+      await command.serve(database.db, value, io);
+      return;
+    }
+    const out = await command.run!(database.db, value);
     process.stdout.write(parsed.json ? `${JSON.stringify(out)}\n` : `${JSON.stringify(out, null, 2)}\n`);
   } catch (err) {
     if (err instanceof AppError && err.status < 500) fail(parsed.json, EXIT_BAD_ARGS, err.code, err.message);

@@ -1,4 +1,3 @@
 export * from './worker';
 export * from './job-runner';
 export * from './maintenance';
-export * from './webhooks';

@@ -1,20 +1,20 @@
 import { createRedis, type Deps } from '@teamchat/core';
 import { startJobRunner } from './job-runner';
 import { startMaintenance } from './maintenance';
-import { startWebhookWorker, type WebhookWorkerOptions } from './webhooks';
+import { startDeliveryEngine, type DeliveryEngineOptions } from '@teamchat/delivery';
 
 export interface RunningWorker {
-  /** the webhook relay, fan-out and delivery loops */
-  webhooks: ReturnType<typeof startWebhookWorker>;
+  /** the webhook delivery engine (packages/delivery) */
+  webhooks: ReturnType<typeof startDeliveryEngine>;
   close(): Promise<void>;
 }
 
 /** Starts every background loop of the worker process against the given deps. */
-export function startWorker(deps: Deps, options: { maintenanceIntervalMs?: number; webhooks?: WebhookWorkerOptions } = {}): RunningWorker {
+export function startWorker(deps: Deps, options: { maintenanceIntervalMs?: number; webhooks?: DeliveryEngineOptions } = {}): RunningWorker {
   const connection = createRedis(deps.config.redisUrl, 'worker');
   const runner = startJobRunner(deps, connection);
   const maintenance = startMaintenance(deps, options.maintenanceIntervalMs);
-  const webhooks = startWebhookWorker(deps, options.webhooks);
+  const webhooks = startDeliveryEngine(deps, options.webhooks);
   return {
     webhooks,
     async close() {

@@ -29,6 +29,8 @@ export interface Config {
   webhookAllowedHosts: readonly string[];
   /** PEM file of an extra CA trusted for receivers' TLS (local development and tests) */
   webhookCaFile: string | null;
+  /** where `webhooks:listen` leaves its development receivers' allowances (webhooks/dev-receivers.ts); default `<DEV_DATA_DIR>/webhook-listen`; always null in production */
+  webhookDevReceiversDir: string | null;
   /** delays between webhook attempts, in ms; default 1m,5m,30m,2h,6h,12h,24h */
   webhookRetryScheduleMs: readonly number[];
   /** receiver answer time per attempt, in ms; default 10000 */
@@ -55,6 +57,8 @@ export interface Config {
   workerDbStatementTimeoutMs: number;
   /** behind one reverse proxy: the client address is the one it appends to X-Forwarded-For; default false (the socket's address) */
   trustProxy: boolean;
+  /** development only: where `npm start` keeps the embedded PostgreSQL's and redis-server's data; default `.data` */
+  devDataDir: string;
 }
 
 /** `1m,5m,30m,2h` (also `s` and `d`) to milliseconds; throws on a bad item. */
@@ -82,6 +86,7 @@ const schema = Joi.object({
   SESSION_TTL_HOURS: Joi.number().integer().min(1).max(24 * 90).default(336),
   WEBHOOK_ALLOWED_HOSTS: Joi.string().allow('').default(''),
   WEBHOOK_CA_FILE: Joi.string().allow(''),
+  WEBHOOK_DEV_RECEIVERS_DIR: Joi.string().allow(''),
   WEBHOOK_RETRY_SCHEDULE: Joi.string().default('1m,5m,30m,2h,6h,12h,24h'),
   WEBHOOK_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(10_000),
   SMTP_URL: Joi.string().uri({ scheme: ['smtp', 'smtps'] }).allow(''),
@@ -95,6 +100,7 @@ const schema = Joi.object({
   DB_STATEMENT_TIMEOUT_MS: Joi.number().integer().min(100).max(600_000).default(5_000),
   WORKER_DB_STATEMENT_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
   TRUST_PROXY: Joi.boolean().default(false),
+  DEV_DATA_DIR: Joi.string().default('.data'),
 }).unknown(true);
 
 /** Where a development SECRETS_KEY is kept between restarts when none is given. */
@@ -110,12 +116,18 @@ function devSecretsKey(warn: (msg: string) => void): string {
 
 export class ConfigError extends Error {}
 
+/** Set by `npm start` in its children's environment: the parent has already said the configuration's warnings. */
+export const WARNED_MARKER = 'TEAMCHAT_CONFIG_WARNED';
+
 /** Validates the environment once at boot; a bad value throws ConfigError naming it. */
 export function loadConfig(
   env: NodeJS.ProcessEnv,
   overrides: Partial<Config> = {},
   warn: (msg: string) => void = (m) => process.stderr.write(`warning: ${m}\n`),
 ): Readonly<Config> {
+  // `npm start` validates the configuration once, says its warnings, and marks its children's
+  // environment so that each warning is said once, not once per process (api, mcp, worker).
+  if (env[WARNED_MARKER] === '1') warn = () => undefined;
   const { value, error } = schema.validate(env, { abortEarly: false, convert: true });
   if (error) throw new ConfigError(`Invalid configuration: ${error.details.map((d) => d.message).join('; ')}`);
   if (value.NODE_ENV === 'production' && !value.SECRETS_KEY && !overrides.secretsKey) {
@@ -125,6 +137,13 @@ export function loadConfig(
   if (value.NODE_ENV === 'production' && webhookAllowedHosts.length > 0) {
     throw new ConfigError('Invalid configuration: WEBHOOK_ALLOWED_HOSTS is for local development and tests; it is refused when NODE_ENV=production.');
   }
+  // Development receivers exempt a loopback endpoint registered by `webhooks:listen` from the URL
+  // guard's address rule: a production process never reads them, and refuses to be told to.
+  if (value.NODE_ENV === 'production' && value.WEBHOOK_DEV_RECEIVERS_DIR) {
+    throw new ConfigError('Invalid configuration: WEBHOOK_DEV_RECEIVERS_DIR is for local development (webhooks:listen); it is refused when NODE_ENV=production.');
+  }
+  const devDataDir = path.resolve(process.cwd(), value.DEV_DATA_DIR);
+  const webhookDevReceiversDir = value.NODE_ENV === 'production' ? null : path.resolve(process.cwd(), value.WEBHOOK_DEV_RECEIVERS_DIR || path.join(devDataDir, 'webhook-listen'));
   if (webhookAllowedHosts.length > 0) warn(`WEBHOOK_ALLOWED_HOSTS exempts ${webhookAllowedHosts.join(', ')} from the webhook private-address rule (development and tests only).`);
   const config: Config = {
     nodeEnv: value.NODE_ENV,
@@ -142,6 +161,7 @@ export function loadConfig(
     sessionTtlHours: value.SESSION_TTL_HOURS,
     webhookAllowedHosts,
     webhookCaFile: value.WEBHOOK_CA_FILE || null,
+    webhookDevReceiversDir,
     webhookRetryScheduleMs: parseDurationList(value.WEBHOOK_RETRY_SCHEDULE),
     webhookTimeoutMs: value.WEBHOOK_TIMEOUT_MS,
     smtpUrl: value.SMTP_URL || null,
@@ -155,9 +175,13 @@ export function loadConfig(
     dbStatementTimeoutMs: value.DB_STATEMENT_TIMEOUT_MS,
     workerDbStatementTimeoutMs: value.WORKER_DB_STATEMENT_TIMEOUT_MS,
     trustProxy: value.TRUST_PROXY,
+    devDataDir,
     ...overrides,
   };
   // Limits protect every tenant from every other; turning them off is for benchmarks only.
+  if (config.nodeEnv === 'production' && config.webhookDevReceiversDir) {
+    throw new ConfigError('Invalid configuration: development receivers (webhooks:listen) are refused when NODE_ENV=production.');
+  }
   if (config.nodeEnv === 'production' && !config.limitsEnabled) {
     throw new ConfigError('Invalid configuration: LIMITS_ENABLED=false is not allowed when NODE_ENV=production.');
   }

@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { Webhook } from 'standardwebhooks';
-import { AppError, generateSigningSecret, isPublicAddress, loadConfig, parseDurationList, signatureHeaders, vetWebhookUrl } from '../src';
+import { AppError, generateSigningSecret, isPublicAddress, loadConfig, parseDurationList, WARNED_MARKER, signatureHeaders, vetWebhookUrl } from '../src';
 
 const stripe = new Stripe('sk_test_unused');
 
@@ -126,5 +126,11 @@ describe('webhook config (WEBHOOK_* variables; README: Configuration)', () => {
     expect(c.webhookAllowedHosts).toEqual(['localhost', '127.0.0.1']);
     expect(warnings.join()).toMatch(/WEBHOOK_ALLOWED_HOSTS/);
     expect(() => loadConfig({ NODE_ENV: 'production', SECRETS_KEY: 'ab'.repeat(32), WEBHOOK_ALLOWED_HOSTS: 'localhost' })).toThrow(/refused/);
+  });
+  it("npm start's children do not repeat the warnings their parent said (the marker), and still refuse a bad value", () => {
+    const warnings: string[] = [];
+    loadConfig({ ...base, WEBHOOK_ALLOWED_HOSTS: 'localhost', [WARNED_MARKER]: '1' }, { secretsKey: 'ab'.repeat(32) }, (m) => warnings.push(m));
+    expect(warnings).toEqual([]);
+    expect(() => loadConfig({ NODE_ENV: 'production', SECRETS_KEY: 'ab'.repeat(32), WEBHOOK_ALLOWED_HOSTS: 'localhost', [WARNED_MARKER]: '1' })).toThrow(/refused/);
   });
 });

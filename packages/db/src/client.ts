@@ -1,5 +1,5 @@
 import { drizzle, NodePgDatabase } from 'drizzle-orm/node-postgres';
-import { Pool, PoolClient, PoolConfig } from 'pg';
+import { Client, Pool, PoolClient, PoolConfig } from 'pg';
 import * as schema from './schema';
 
 export type Schema = typeof schema;
@@ -64,4 +64,56 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
     }
   }) as Db['transaction'];
   return { db, pool, close: () => pool.end() };
+}
+
+/** A dedicated connection that LISTENs on one channel (see `listen`). */
+export interface Listener {
+  close(): Promise<void>;
+}
+
+/**
+ * LISTENs on `channel` over a connection of its own (a pooled one would be handed to others) and
+ * calls `onNotify` for each notification. A lost connection is opened again after `retryMs`;
+ * meanwhile nothing is heard, so a listener is a wake-up, never the only way work is found.
+ */
+export function listen(url: string, channel: string, onNotify: () => void, options: { retryMs?: number; onError?: (err: Error) => void } = {}): Listener {
+  const retryMs = options.retryMs ?? 1_000;
+  let client: Client | null = null;
+  let closed = false;
+  let timer: NodeJS.Timeout | null = null;
+  const again = (err?: Error) => {
+    if (err) options.onError?.(err);
+    const c = client;
+    client = null;
+    c?.end().catch(() => undefined);
+    if (closed || timer) return;
+    timer = setTimeout(() => {
+      timer = null;
+      open();
+    }, retryMs);
+    timer.unref();
+  };
+  const open = () => {
+    if (closed) return;
+    const c = new Client({ connectionString: url, application_name: 'teamchat-listen' });
+    client = c;
+    c.on('notification', () => onNotify());
+    c.on('error', (err) => { if (client === c) again(err); });
+    c.on('end', () => { if (client === c) again(); });
+    c.connect()
+      .then(() => c.query(`LISTEN ${channel}`))
+      // Anything committed while not listening was not heard: look once.
+      .then(() => onNotify())
+      .catch((err: Error) => { if (client === c) again(err); });
+  };
+  open();
+  return {
+    async close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      const c = client;
+      client = null;
+      await c?.end().catch(() => undefined);
+    },
+  };
 }

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
-import { createAccount, createDeps, loadConfig, randomToken, startOpsServer, webhookQueuesFor, type OpsServer } from '@teamchat/core';
+import { createAccount, createDeps, loadConfig, randomToken, startOpsServer, type OpsServer } from '@teamchat/core';
+import { webhookQueuesFor } from '@teamchat/delivery';
 import { bearer, newAccount, newKey, startHarness, UNLIMITED_PLANS, PASSWORD, type Harness } from '../../../../test/support/harness';
 import { TEST_REDIS_URL } from '../../../../test/support/env';
 import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';

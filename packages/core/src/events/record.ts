@@ -1,4 +1,4 @@
-import { events, type Executor } from '@teamchat/db';
+import { events, sql, type Executor } from '@teamchat/db';
 import { newId } from '../ids';
 import type { EventData, EventInput, RowEventType } from './types';
 
@@ -23,13 +23,23 @@ export function eventRows(inputs: EventInput[]): EventRowValues[] {
 }
 
 /**
+ * The PostgreSQL channel every write of outbox rows notifies, in its own transaction: the
+ * notification is delivered when (and only if) the transaction commits, and wakes the webhook
+ * relay at once (docs/webhooks.md "The delivery engine"). Notifications of one transaction fold
+ * into one.
+ */
+export const EVENTS_CHANNEL = 'teamchat_events';
+
+/**
  * The outbox writer: inserts the events in the caller's transaction, so they exist exactly
- * when the change does (a rolled-back write leaves none). Returns the event ids.
+ * when the change does (a rolled-back write leaves none), and notifies EVENTS_CHANNEL in the
+ * same transaction. Returns the event ids.
  */
 export async function recordEvents(tx: Executor, inputs: EventInput[]): Promise<string[]> {
   if (inputs.length === 0) return [];
   const rows = eventRows(inputs);
   await tx.insert(events).values(rows);
+  await tx.execute(sql`SELECT pg_notify(${EVENTS_CHANNEL}, '')`);
   return rows.map((r) => r.id);
 }
 

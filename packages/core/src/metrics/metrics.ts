@@ -20,6 +20,12 @@ const ATTEMPT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15];
 /** Event committed → receiver answered (seconds), retries included: up to about 45 hours. */
 const END_TO_END_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800, 7200, 21_600, 86_400, 172_800];
 
+/** One stage of one delivery (seconds): milliseconds when all is well, up to a minute when rows wait for slots. */
+const STAGE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** The stages of an event's first delivery (docs/webhooks.md "The delivery engine"). */
+export type DeliveryStage = 'relay' | 'fan_out' | 'dispatch' | 'answer' | 'record';
+
 /** Outcome label of deliveries and attempts (the spec's delivery statuses after an attempt). */
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'dead';
 
@@ -123,6 +129,13 @@ export function createMetrics() {
       name: 'teamchat_webhook_end_to_end_seconds',
       help: 'Time from the event committed to the receiver answering 2xx (retries included), per delivered event and endpoint.',
       buckets: END_TO_END_BUCKETS,
+      registers: r,
+    }),
+    deliveryStageSeconds: new Histogram({
+      name: 'teamchat_webhook_stage_seconds',
+      help: 'Where an event\'s first delivery spends its time, by stage: relay (event committed → its fan-out job starts), fan_out (the job\'s read, render and write), dispatch (rows written → the POST leaves: waiting for an in-flight slot, claim, charge, prepare), answer (POST → the receiver\'s answer or timeout), record (answer → recorded).',
+      labelNames: ['stage'] as const,
+      buckets: STAGE_BUCKETS,
       registers: r,
     }),
     endpointsDisabledTotal: new Counter({

@@ -25,6 +25,8 @@ export interface VettedUrl {
   /** the address to connect to */
   address: string;
   family: 4 | 6;
+  /** PEM of an extra CA trusted for this target only: a development receiver's (dev-receivers.ts) */
+  ca?: string;
 }
 
 export type UrlRefusal = 'invalid_url' | 'not_https' | 'private_address' | 'unresolvable';

@@ -1,6 +1,5 @@
-import {
-  assertManualDeliveryAllowed, deliverTestEvent, listDeliveries, replayDelivery, requireEndpoint, requireSendableEndpoint, toDeliveryView,
-} from '@teamchat/core';
+import { assertManualDeliveryAllowed, listDeliveries, toDeliveryView } from '@teamchat/core';
+import { deliverTestEvent, replayDelivery, requireEndpoint, requireSendableEndpoint } from '@teamchat/delivery';
 import { actorOf, depsOf, locals } from '../../http/locals';
 import { listRequest, sendPage } from '../../http/lists';
 import type { HandlerMap } from '../handlers';

@@ -1,8 +1,9 @@
 import type { Response } from 'express';
 import {
-  deleteEndpoint, deliverEnableTest, emailNotifications, etagOf, getEndpoint, listEndpoints, registerEndpoint,
+  deleteEndpoint, emailNotifications, etagOf, getEndpoint, listEndpoints, registerEndpoint,
   revealSecret, rotateSecret, toWebhookEndpointView, updateEndpoint, type Deps, type RecordedNotification,
 } from '@teamchat/core';
+import { deliverEnableTest } from '@teamchat/delivery';
 import { creating } from '../../http/create';
 import { listRequest, sendPage } from '../../http/lists';
 import { actorOf, depsOf, locals } from '../../http/locals';

@@ -1,4 +1,5 @@
 import { statement } from '@teamchat/db';
+import { EVENTS_CHANNEL } from '../../events/record';
 
 /**
  * The two named statements of a post (docs/performance.md, 'The post path'; see post-message.ts for how they are used).
@@ -67,7 +68,8 @@ export interface PostWritten {
  * - `root`: a reply bumps its thread root's reply_count (after the lock: `ch` gates it);
  * - `msg`: the message, only if the ts was taken and, for a reply, the root is still there;
  * - the event rows, built by the events module and passed as $12 (`[[id, type, channel_id, data], …]`
- *   in order), each `data` completed with the allocated `ts`.
+ *   in order), each `data` completed with the allocated `ts`;
+ * - `wake`: EVENTS_CHANNEL notified (delivered at commit: the webhook relay wakes at once).
  * $1 channel, $2 account, $3 author, $4 root ts (µs or null), $5 text, $6 attachments, $7 links,
  * $8 mentions, $9 broadcast, $10 client_ref, $11 session, $12 events. Always one row.
  */
@@ -96,7 +98,11 @@ export const postWrite = statement<PostWritten>('post_message', `
     SELECT e.v->>0, $2::text, e.v->>1, e.v->>2, (e.v->3) || jsonb_build_object('ts', ${TS_SQL('msg.ts_micros')})
       FROM msg, jsonb_array_elements($12::jsonb) WITH ORDINALITY AS e(v, n)
      ORDER BY e.n
+ RETURNING id
+  ), wake AS (
+    SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM ev LIMIT 1) any_event
   )
   SELECT EXISTS (SELECT 1 FROM ch) AS locked,
-         msg.ts_micros::text AS ts_micros, msg.attachments, msg.links, msg.session, msg.created_at
+         msg.ts_micros::text AS ts_micros, msg.attachments, msg.links, msg.session, msg.created_at,
+         (SELECT count(*) FROM wake)::int AS woke
     FROM (VALUES (1)) AS one (x) LEFT JOIN msg ON true`);

@@ -1,6 +1,6 @@
 import { and, eq, isNull, sql, webhookEndpoints, type Executor } from '@teamchat/db';
 import { FAILING_AFTER_MS, SLOW_MEDIAN_MS, SLOW_WINDOW } from './schedule';
-import { dropOpenDeliveries, type EndpointRow } from './store';
+import { dropOpenDeliveries, type EndpointRow } from './rows';
 
 /**
  * The endpoint's health after an attempt, and the automatic disabling rules (spec: Webhook

@@ -1,5 +1,5 @@
 import { and, desc, eq, lt, sql, webhookDeliveries, type Executor } from '@teamchat/db';
-import type { DeliveryRow } from './store';
+import type { DeliveryRow } from './rows';
 
 /** One entry of GET .../webhooks/{endpointId}/deliveries (issue 11 lists the fields). */
 export interface DeliveryView {

@@ -2,7 +2,7 @@ import { eq, webhookEndpoints, type Executor } from '@teamchat/db';
 import { recordAudit } from '../../audit';
 import { urlOrigin } from '../../notifications/notify-admins';
 import type { EndpointCall } from './context';
-import { dropOpenDeliveries } from '../delivery/store';
+import { dropOpenDeliveries } from '../delivery/rows';
 import { loadEndpoint } from './load';
 
 /**

@@ -12,6 +12,5 @@ export * from './update-endpoint';
 export * from './delete-endpoint';
 export * from './reveal-secret';
 export * from './rotate-secret';
-export * from './enable-test';
 export * from './text-access';
 export type { EndpointCall } from './context';

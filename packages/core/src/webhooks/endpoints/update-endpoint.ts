@@ -6,7 +6,7 @@ import { isWebSession } from '../../principal';
 import { sealWebhookSecret } from '../endpoint-secrets';
 import { checkChannels, checkEndpointUrl, refuseWebOnlyFields } from './checks';
 import type { EndpointCall } from './context';
-import { dropOpenDeliveries } from '../delivery/store';
+import { dropOpenDeliveries } from '../delivery/rows';
 import { nextEnablement } from './enablement';
 import { loadEndpoint, type WebhookEndpointRow } from './load';
 import type { EndpointFields } from './rules';

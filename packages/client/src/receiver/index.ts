@@ -1,0 +1,3 @@
+export * from './verify';
+export * from './errors';
+export type * from './events';

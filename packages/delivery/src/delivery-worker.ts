@@ -1,0 +1,30 @@
+import { DelayedError, Worker, type Job } from 'bullmq';
+import type Redis from 'ioredis';
+import type { Deps } from '@teamchat/core';
+import type { Dispatcher } from './dispatcher';
+import { WEBHOOK_DELIVERY_QUEUE, type DeliveryMessage } from './queues';
+
+/**
+ * Delivery jobs are wake-ups: a retry due, a row the sweep found, a row that must wait. The job
+ * hands its row to the process's dispatcher and ends; it never waits for the attempt, so no job
+ * (and no place in the queue) is held by a slow receiver. A row not due yet, or under another
+ * worker's claim, moves its job back to delayed until then. A row the dispatcher has no room for
+ * (its account has many waiting) stays open in the database; the sweep hands it on later.
+ */
+export function startDeliveryWorker(deps: Deps, connection: Redis, dispatcher: Dispatcher, concurrency = 64): Worker<DeliveryMessage> {
+  const worker = new Worker<DeliveryMessage>(
+    WEBHOOK_DELIVERY_QUEUE,
+    async (job: Job<DeliveryMessage>, token?: string) => {
+      const submitted = await dispatcher.submitId(job.data.deliveryId);
+      if (submitted.kind === 'wait') {
+        const at = Math.max(Date.now(), Date.now() + (submitted.until.getTime() - deps.now().getTime()));
+        await job.moveToDelayed(at, token);
+        throw new DelayedError();
+      }
+      return { submitted: submitted.kind };
+    },
+    { connection, prefix: deps.config.redisPrefix, concurrency },
+  );
+  worker.on('error', (err) => deps.logger.error('delivery worker error', { error: err.message }));
+  return worker;
+}

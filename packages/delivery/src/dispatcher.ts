@@ -1,0 +1,328 @@
+import { Coalescer } from './coalesce';
+import { acquireInFlightSlots, releaseSlots, type Slot } from './in-flight';
+import { runPipeline, type AttemptOutcome } from './pipeline';
+import { loadRowHeads, openRowsOfAccount, type RowHead } from './store';
+import type { WebhookTransport } from './transport';
+import { claimMs, OPEN_STATUSES, type DeliveryStatus, type Deps } from '@teamchat/core';
+
+/** A delivery row waiting in a process's dispatcher: its id, and whose share it is served from. */
+export interface WaitingRow {
+  id: string;
+  accountId: string;
+  endpointId: string;
+}
+
+/**
+ * Rows one account may keep waiting in one process. More of that account's rows stay open in the
+ * database (nothing is lost); once the lane is half empty it reads the oldest of them again (and
+ * the sweep would find them too): a backlog of any size costs memory for this many.
+ */
+export const MAX_WAITING_PER_ACCOUNT = 1000;
+/** Attempts one process keeps on the wire at most; when this binds, accounts take turns. */
+export const MAX_IN_FLIGHT = 1024;
+/** Pause before asking again for an account whose slots are all held elsewhere (other processes, the API). */
+const NO_SLOT_PAUSE_MS = 25;
+/** Pause after Redis refused to answer (slots cannot be counted, so nothing is sent). */
+const REDIS_AWAY_PAUSE_MS = 250;
+
+/**
+ * One account's rows in a process, per endpoint in arrival order. Served from the account's
+ * in-flight slots only; within the account the endpoints take turns, and an endpoint holds at
+ * most its part of the account's slots (the share over the endpoints with rows waiting) while
+ * another endpoint of the account has rows waiting.
+ */
+class Lane {
+  readonly waiting = new Map<string, string[]>();
+  size = 0;
+  inFlight = 0;
+  readonly inFlightByEndpoint = new Map<string, number>();
+  /** this process's share of the account's cap, as Redis last answered it (the cap is at most 16) */
+  share = 16;
+  /** no slot asked for before this (Date.now()) */
+  pausedUntil = 0;
+  /** rows of the account were left in the database because the lane was full */
+  overflow = false;
+  refilling = false;
+
+  push(row: WaitingRow): void {
+    const q = this.waiting.get(row.endpointId);
+    if (q) q.push(row.id);
+    else this.waiting.set(row.endpointId, [row.id]);
+    this.size += 1;
+  }
+
+  /** Up to `n` rows, the endpoints taking turns, each held to its part of `cap` while others wait. */
+  take(n: number, cap: number): WaitingRow[] {
+    const out: WaitingRow[] = [];
+    const part = Math.max(1, Math.ceil(cap / Math.max(1, this.waiting.size)));
+    let progress = true;
+    while (out.length < n && progress) {
+      progress = false;
+      for (const [endpointId, q] of this.waiting) {
+        if (out.length >= n) break;
+        const busy = this.inFlightByEndpoint.get(endpointId) ?? 0;
+        if (busy >= part && this.waiting.size > 1) continue;
+        const id = q.shift()!;
+        out.push({ id, accountId: '', endpointId });
+        this.inFlightByEndpoint.set(endpointId, busy + 1);
+        this.size -= 1;
+        progress = true;
+        // the endpoint goes to the back of the turn
+        this.waiting.delete(endpointId);
+        if (q.length > 0) this.waiting.set(endpointId, q);
+      }
+    }
+    this.inFlight += out.length;
+    return out;
+  }
+
+  done(endpointId: string): void {
+    this.inFlight -= 1;
+    const busy = (this.inFlightByEndpoint.get(endpointId) ?? 1) - 1;
+    if (busy > 0) this.inFlightByEndpoint.set(endpointId, busy);
+    else this.inFlightByEndpoint.delete(endpointId);
+  }
+}
+
+export type Submitted = { kind: 'queued' } | { kind: 'full' } | { kind: 'wait'; until: Date } | { kind: 'skip' };
+
+/**
+ * The DISPATCHER of a worker process (docs/webhooks.md "The delivery engine"): fair share made a
+ * data structure. Rows wait per account (a Lane each); whenever slots may be free it asks Redis,
+ * in one script, for in-flight slots of every account with rows waiting and room under its share
+ * (max(4, ceil(seats/25)), at most 16, shared across processes), and runs the attempt pipeline
+ * over every row that got one, together. Each row gives its slot back when its own attempt is
+ * recorded, and the next ask follows at once. So an account's rows wait only for that account's
+ * own slots: a receiver that hangs, fails or crawls occupies its own account's share and nothing
+ * else: no other account's row waits behind it in a queue, a job, a batch or a round.
+ *
+ * Asks are never made on a timer on an idle system: a new row asks at once; asks that come while
+ * one is under way go together in the next (batching grows with the load).
+ */
+export class Dispatcher {
+  private readonly lanes = new Map<string, Lane>();
+  /** ids waiting or in flight here (a row handed over twice is queued once) */
+  private readonly known = new Set<string>();
+  private inFlight = 0;
+  private asking = false;
+  private again = false;
+  private timer: NodeJS.Timeout | null = null;
+  private timerAt = 0;
+  private closing = false;
+  private drained: Array<() => void> = [];
+  private readonly heads: Coalescer<string, RowHead | undefined>;
+  private readonly releases: Coalescer<Slot, null>;
+  private readonly maxWaiting: number;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly transport: WebhookTransport,
+    /** each recorded outcome (the worker schedules retries and wake-ups from it) */
+    private readonly onOutcome: (outcome: AttemptOutcome) => void,
+    options: { maxWaitingPerAccount?: number } = {},
+  ) {
+    this.maxWaiting = options.maxWaitingPerAccount ?? MAX_WAITING_PER_ACCOUNT;
+    this.heads = new Coalescer(async (ids) => {
+      const found = await loadRowHeads(deps.database.db, ids);
+      return ids.map((id) => found.get(id));
+    });
+    this.releases = new Coalescer(async (slots) => {
+      await releaseSlots(deps, slots).catch((err: Error) =>
+        deps.logger.warn('giving in-flight slots back failed; they expire after the claim time', { error: err.message }));
+      return slots.map(() => null);
+    });
+  }
+
+  /** Rows waiting here and attempts on the wire (tests, metrics). */
+  stats(): { waiting: number; inFlight: number } {
+    let waiting = 0;
+    for (const lane of this.lanes.values()) waiting += lane.size;
+    return { waiting, inFlight: this.inFlight };
+  }
+
+  /**
+   * Queues rows known by account and endpoint (a fan-out's). Answers how many were taken; a row
+   * of an account that has MAX_WAITING_PER_ACCOUNT waiting here stays open in the database for
+   * the sweep.
+   */
+  submit(rows: readonly WaitingRow[]): number {
+    if (this.closing) return 0;
+    let taken = 0;
+    for (const r of rows) {
+      if (this.known.has(r.id)) {
+        taken += 1;
+        continue;
+      }
+      let lane = this.lanes.get(r.accountId);
+      if (!lane) {
+        lane = new Lane();
+        this.lanes.set(r.accountId, lane);
+      }
+      if (lane.size >= this.maxWaiting) {
+        lane.overflow = true;
+        continue;
+      }
+      lane.push(r);
+      this.known.add(r.id);
+      taken += 1;
+    }
+    if (taken > 0) this.pump();
+    return taken;
+  }
+
+  /** Queues a row known only by its id (a wake-up job's): or says when it is due, or that it is closed. */
+  async submitId(id: string): Promise<Submitted> {
+    if (this.known.has(id)) return { kind: 'queued' };
+    const head = await this.heads.add(id);
+    if (!head || !OPEN_STATUSES.includes(head.status as DeliveryStatus)) return { kind: 'skip' };
+    const now = this.deps.now();
+    if (head.nextRetryAt && head.nextRetryAt > now) return { kind: 'wait', until: head.nextRetryAt };
+    if (head.claimedUntil && head.claimedUntil >= now) return { kind: 'wait', until: new Date(head.claimedUntil.getTime() + 1) };
+    return this.submit([head]) === 1 ? { kind: 'queued' } : { kind: 'full' };
+  }
+
+  private pump(): void {
+    if (this.closing) return;
+    if (this.asking) {
+      this.again = true;
+      return;
+    }
+    const now = Date.now();
+    const wanted = new Map<string, number>();
+    let room = MAX_IN_FLIGHT - this.inFlight;
+    let wakeAt = Infinity;
+    for (const [accountId, lane] of this.lanes) {
+      if (room <= 0) break;
+      if (lane.size === 0) continue;
+      if (lane.pausedUntil > now) {
+        wakeAt = Math.min(wakeAt, lane.pausedUntil);
+        continue;
+      }
+      const n = Math.min(lane.size, lane.share - lane.inFlight, room);
+      if (n <= 0) continue;
+      wanted.set(accountId, n);
+      room -= n;
+    }
+    if (wakeAt < Infinity) this.wakeAt(wakeAt);
+    if (wanted.size === 0) return;
+    this.asking = true;
+    acquireInFlightSlots(this.deps, wanted, claimMs(this.deps.config))
+      .then(
+        (leases) => {
+          if (this.closing) {
+            void leases.release();
+            return;
+          }
+          const batch: Array<{ row: WaitingRow; lane: Lane; slot: Slot }> = [];
+          const pause = Date.now() + NO_SLOT_PAUSE_MS + Math.floor(Math.random() * NO_SLOT_PAUSE_MS);
+          for (const [accountId, n] of wanted) {
+            const lane = this.lanes.get(accountId);
+            if (!lane) continue;
+            lane.share = leases.shares.get(accountId) ?? lane.share;
+            const got = leases.count(accountId);
+            // Fewer slots than asked for: the rest are held elsewhere, and their release does not
+            // reach this process: ask again after a short pause.
+            if (got < n) lane.pausedUntil = pause;
+            for (const row of lane.take(got, lane.share)) batch.push({ row: { ...row, accountId }, lane, slot: leases.detach(accountId)! });
+            // Accounts served go to the back of the turn (it matters when MAX_IN_FLIGHT binds).
+            this.lanes.delete(accountId);
+            this.lanes.set(accountId, lane);
+          }
+          void leases.release(); // slots of lanes that emptied meanwhile
+          this.start(batch);
+        },
+        (err: Error) => {
+          this.deps.logger.warn('taking in-flight slots failed; the rows wait', { error: err.message });
+          const until = Date.now() + REDIS_AWAY_PAUSE_MS;
+          for (const accountId of wanted.keys()) {
+            const lane = this.lanes.get(accountId);
+            if (lane) lane.pausedUntil = until;
+          }
+        },
+      )
+      .finally(() => {
+        this.asking = false;
+        if (this.again) {
+          this.again = false;
+          this.pump();
+        } else {
+          for (const lane of this.lanes.values()) {
+            if (lane.size > 0 && lane.pausedUntil > Date.now()) this.wakeAt(lane.pausedUntil);
+          }
+        }
+      });
+  }
+
+  private wakeAt(at: number): void {
+    if (this.timer && this.timerAt <= at) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.pump();
+    }, Math.max(0, at - Date.now()));
+    this.timer.unref();
+  }
+
+  private start(batch: Array<{ row: WaitingRow; lane: Lane; slot: Slot }>): void {
+    if (batch.length === 0) return;
+    this.inFlight += batch.length;
+    const finish = (item: (typeof batch)[number]) => {
+      item.lane.done(item.row.endpointId);
+      this.inFlight -= 1;
+      this.known.delete(item.row.id);
+      if (item.lane.overflow && !item.lane.refilling && item.lane.size < this.maxWaiting / 2) this.refill(item.row.accountId, item.lane);
+      if (item.lane.size === 0 && item.lane.inFlight === 0) this.lanes.delete(item.row.accountId);
+      void this.releases.add(item.slot).finally(() => this.pump());
+      if (this.inFlight === 0) for (const d of this.drained.splice(0)) d();
+    };
+    runPipeline(this.deps, this.transport, batch.map((b) => b.row.id)).then(
+      (outcomes) => {
+        outcomes.forEach((p, k) => {
+          p.then(
+            (outcome) => this.onOutcome(outcome),
+            (err: Error) => this.deps.logger.warn('recording an attempt failed; its claim lapses and the sweep hands it on', { delivery_id: batch[k].row.id, error: err.message }),
+          ).finally(() => finish(batch[k]));
+        });
+      },
+      (err: Error) => {
+        // Nothing was sent: the rows stay open in the database, and the sweep hands them on.
+        this.deps.logger.warn('an attempt pipeline failed before sending; its rows wait for the sweep', { rows: batch.length, error: err.message });
+        for (const b of batch) finish(b);
+      },
+    );
+  }
+
+  /** Reads more of a lane's account's rows from the database (the lane had to leave some there). */
+  private refill(accountId: string, lane: Lane): void {
+    lane.refilling = true;
+    const want = this.maxWaiting - lane.size;
+    // The account's rows already here (waiting or on the wire) come back too: read past them.
+    const limit = want + lane.size + lane.inFlight;
+    openRowsOfAccount(this.deps.database.db, accountId, this.deps.now(), limit)
+      .then((rows) => {
+        lane.refilling = false;
+        const fresh = rows.filter((r) => !this.known.has(r.id)).slice(0, want);
+        if (rows.length < limit) lane.overflow = false;
+        if (!this.lanes.has(accountId)) this.lanes.set(accountId, lane);
+        this.submit(fresh);
+      })
+      .catch((err: Error) => {
+        lane.refilling = false;
+        this.deps.logger.warn('reading more rows of an account failed; the sweep hands them on', { account_id: accountId, error: err.message });
+      });
+  }
+
+  /** Takes no more rows, forgets the waiting ones (open in the database), and resolves once the attempts on the wire are recorded. */
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    for (const lane of this.lanes.values()) {
+      for (const ids of lane.waiting.values()) for (const id of ids) this.known.delete(id);
+      lane.waiting.clear();
+      lane.size = 0;
+    }
+    if (this.inFlight > 0) await new Promise<void>((resolve) => this.drained.push(resolve));
+  }
+}

@@ -1,0 +1,76 @@
+import { startDeliveryWorker } from './delivery-worker';
+import { startFanoutWorker } from './fanout-worker';
+import { webhookMaintenance } from './maintenance';
+import { startRelay, type RelayOptions } from './relay';
+import { createRedis, type Deps } from '@teamchat/core';
+import { Dispatcher } from './dispatcher';
+import type { AttemptOutcome } from './pipeline';
+import { webhookQueuesFor } from './queues';
+import { WebhookTransport } from './transport';
+
+
+export interface DeliveryEngineOptions {
+  relay?: RelayOptions;
+  /** delivery wake-up jobs one process takes at once; default 64 */
+  deliveryConcurrency?: number;
+  /** webhook maintenance (sweep, purge) interval in ms; default 5000 */
+  maintenanceIntervalMs?: number;
+  /** only these accounts' events and deliveries (tests that share one database); default all */
+  accountIds?: readonly string[];
+}
+
+export interface DeliveryEngine {
+  /** the process's dispatcher (tests) */
+  dispatcher: Dispatcher;
+  /** one maintenance pass now (tests) */
+  maintain(): Promise<{ requeued: number; purged: number }>;
+  /** finishes the attempts in flight, then stops */
+  close(): Promise<void>;
+}
+
+/** Relay, fan-out, delivery and their maintenance, in this process. */
+export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions = {}): DeliveryEngine {
+  const connection = createRedis(deps.config.redisUrl, 'worker');
+  const queues = webhookQueuesFor(deps);
+  const transport = new WebhookTransport(deps.config);
+  // Retries and rows that must wait get a wake-up job; a failure to enqueue one is the sweep's to repair.
+  const onOutcome = (outcome: AttemptOutcome) => {
+    const wake = outcome.kind === 'done' && outcome.next ? queues.enqueueDelivery(outcome.next.id, outcome.next.at)
+      : outcome.kind === 'wait' ? queues.enqueueWakeUp(outcome.deliveryId, outcome.until) : null;
+    wake?.catch((err: Error) => deps.logger.warn('scheduling a delivery\'s wake-up failed; the sweep will', { delivery_id: outcome.deliveryId, error: err.message }));
+  };
+  const dispatcher = new Dispatcher(deps, transport, onOutcome);
+  const relay = startRelay(deps, queues, { accountIds: options.accountIds, ...options.relay });
+  const fanout = startFanoutWorker(deps, connection, dispatcher);
+  const delivery = startDeliveryWorker(deps, connection, dispatcher, options.deliveryConcurrency);
+  const state = { lastPurge: 0 };
+  let busy = false;
+  const maintain = () => webhookMaintenance(deps, queues, state, options.accountIds);
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    maintain()
+      .then((r) => {
+        if (r.requeued || r.purged) deps.logger.info('webhook maintenance', r);
+      })
+      .catch((err: Error) => deps.logger.warn('webhook maintenance failed', { error: err.message }))
+      .finally(() => {
+        busy = false;
+      });
+  }, options.maintenanceIntervalMs ?? 5000);
+  timer.unref();
+  return {
+    dispatcher,
+    maintain,
+    async close() {
+      clearInterval(timer);
+      await relay.stop();
+      // BullMQ's close waits for the jobs in progress (short: they hand rows over); then the
+      // attempts on the wire finish and are recorded. Rows still waiting stay open for the sweep.
+      await Promise.all([fanout.close(), delivery.close()]);
+      await dispatcher.close();
+      await transport.close();
+      connection.disconnect();
+    },
+  };
+}

@@ -1,0 +1,114 @@
+import { and, channelMembers, eq, events, gt, identities, inArray, isNull, runStatement, webhookEndpoints, type Executor } from '@teamchat/db';
+import { FANOUT_READ, FANOUT_WRITE, UNRELAYED } from './statements';
+import { eventReachesEndpoint, newId, renderEventBody, type Deps, type EventRow, type PayloadMode } from '@teamchat/core';
+
+/** A delivery row the fan-out wrote (`pending`, attempt 1), with its stored body: its first attempt needs nothing more. */
+export interface FannedOutDelivery {
+  id: string;
+  accountId: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  bodyId: string;
+  body: string;
+  eventCreatedAt: Date;
+}
+
+/**
+ * Fan-out of a batch of events (issue 11): one delivery row per matching enabled endpoint
+ * (events filter, channels filter, DM rule 2), each event's body rendered once per payload mode
+ * and stored, and the events marked relayed, all at once. An event already relayed fans out
+ * nothing (a relay that runs twice never doubles a delivery), and the unique (endpoint, event)
+ * index on first attempts guards the same. Events created before the endpoint's `enabled_at`
+ * (raised while it was disabled, or before it existed) are never sent to it.
+ *
+ * Two round trips for the whole batch (statements.ts): one read (the events and their accounts'
+ * endpoints), then one write statement that marks the events relayed and, only for those it
+ * marked, inserts their bodies and deliveries: atomic on its own, so no transaction. An event
+ * another fan-out holds at that moment is skipped (that one writes it); one it already wrote is
+ * found relayed. Returns the new rows, to be attempted or enqueued after commit.
+ */
+export async function fanOutEvents(deps: Pick<Deps, 'database'>, eventIds: readonly string[]): Promise<FannedOutDelivery[]> {
+  return writeFanOut(deps, await planFanOut(deps, eventIds));
+}
+
+/** A batch's fan-out, read and rendered, not yet written: the events still unrelayed, their bodies and rows. */
+export interface FanOutPlan {
+  eventIds: string[];
+  bodies: Array<{ id: string; accountId: string; eventId: string; type: string; mode: PayloadMode; body: string }>;
+  rows: FannedOutDelivery[];
+}
+
+/** The read side of fanOutEvents (one statement), and the bodies rendered. */
+export async function planFanOut(deps: Pick<Deps, 'database'>, eventIds: readonly string[]): Promise<FanOutPlan> {
+  const plan: FanOutPlan = { eventIds: [], bodies: [], rows: [] };
+  if (eventIds.length === 0) return plan;
+  const db = deps.database.db;
+  const found = await runStatement(db, FANOUT_READ, [eventIds]);
+  for (const r of found) {
+    plan.eventIds.push(r.id);
+    const event: EventRow = {
+      id: r.id, seq: Number(r.seq), accountId: r.account_id, type: r.type, channelId: r.channel_id, data: r.data, createdAt: r.created_at, relayedAt: r.relayed_at,
+    };
+    const matching = r.endpoints.filter((e) => eventReachesEndpoint(event, { events: e.events, channels: e.all_channels ? 'all' : e.channel_ids }));
+    if (matching.length === 0) continue;
+    const readers = await textReaders(db, event, matching.filter((e) => e.payload === 'text').map((e) => e.id));
+    const modeOf = (e: { id: string; payload: string }): PayloadMode => (e.payload === 'text' && readers.has(e.id) ? 'text' : 'pointers');
+    const mine = [...new Set(matching.map(modeOf))].map((mode) => ({ id: newId('webhookBody'), accountId: event.accountId, eventId: event.id, type: event.type, mode, body: renderEventBody(event, mode) }));
+    plan.bodies.push(...mine);
+    for (const e of matching) {
+      const b = mine.find((x) => x.mode === modeOf(e))!;
+      plan.rows.push({ id: newId('delivery'), accountId: event.accountId, endpointId: e.id, eventId: event.id, eventType: event.type, bodyId: b.id, body: b.body, eventCreatedAt: event.createdAt });
+    }
+  }
+  return plan;
+}
+
+/** The write side of fanOutEvents (one statement): answers the rows written (open, unclaimed). */
+export async function writeFanOut(deps: Pick<Deps, 'database'>, plan: FanOutPlan): Promise<FannedOutDelivery[]> {
+  if (plan.eventIds.length === 0) return [];
+  const { bodies, rows } = plan;
+  const [written] = await runStatement(deps.database.db, FANOUT_WRITE, [
+    plan.eventIds,
+    bodies.map((b) => b.id), bodies.map((b) => b.accountId), bodies.map((b) => b.eventId), bodies.map((b) => b.type), bodies.map((b) => b.mode), bodies.map((b) => b.body),
+    rows.map((d) => d.id), rows.map((d) => d.accountId), rows.map((d) => d.endpointId), rows.map((d) => d.eventId), rows.map((d) => d.eventType), rows.map((d) => d.bodyId), rows.map((d) => d.eventCreatedAt),
+  ]);
+  const inserted = new Set(written.ids);
+  return rows.filter((d) => inserted.has(d.id));
+}
+
+/** Fan-out of one event (fanOutEvents of one): the new delivery rows' ids. */
+export async function fanOutEvent(deps: Pick<Deps, 'database'>, eventId: string): Promise<string[]> {
+  return (await fanOutEvents(deps, [eventId])).map((d) => d.id);
+}
+
+/**
+ * Of the given text-mode endpoints, those whose creator can read the event's channel (their
+ * person identity is a member of it, DMs included), checked when the event fans out. A webhook
+ * never shows more than the person who set it up could read: the others get the pointers body.
+ */
+async function textReaders(tx: Executor, event: EventRow, endpointIds: string[]): Promise<Set<string>> {
+  if (endpointIds.length === 0 || !event.channelId) return new Set();
+  const rows = await tx
+    .select({ id: webhookEndpoints.id })
+    .from(webhookEndpoints)
+    .innerJoin(identities, and(eq(identities.accountId, webhookEndpoints.accountId), eq(identities.userId, webhookEndpoints.createdByUserId), eq(identities.kind, 'person')))
+    .innerJoin(channelMembers, and(eq(channelMembers.channelId, event.channelId), eq(channelMembers.identityId, identities.id)))
+    .where(inArray(webhookEndpoints.id, endpointIds));
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Unrelayed events in seq order (the relay's scan), after seq `after` when given (the relay's
+ * cursor; else from the start); `accountIds` narrows it (tests sharing one database).
+ */
+export async function unrelayedEvents(db: Executor, limit: number, options: { accountIds?: readonly string[]; after?: number } = {}): Promise<Array<{ id: string; seq: number }>> {
+  const after = options.after ?? -1;
+  if (!options.accountIds) return (await runStatement(db, UNRELAYED, [limit, after])).map((r) => ({ id: r.id, seq: Number(r.seq) }));
+  return db
+    .select({ id: events.id, seq: events.seq })
+    .from(events)
+    .where(and(isNull(events.relayedAt), gt(events.seq, after), inArray(events.accountId, [...options.accountIds, ''])))
+    .orderBy(events.seq)
+    .limit(limit);
+}

@@ -1,0 +1,51 @@
+import { Worker, type Job } from 'bullmq';
+import type Redis from 'ioredis';
+import type { Deps } from '@teamchat/core';
+import type { Dispatcher } from './dispatcher';
+import { fanOutEvents } from './fan-out';
+import { WEBHOOK_FANOUT_QUEUE, fanoutEventIds, type FanoutMessage } from './queues';
+
+/**
+ * A fan-out job's BullMQ lock: short, so the job of a worker that died mid-fan-out is found stalled
+ * and taken by another worker within ~15 s (lock 10 s + one 3 s stall check), not BullMQ's default
+ * of up to a minute. A fan-out is one short write, far below the lock, and the lock is renewed at
+ * half its length while a job runs.
+ */
+export const FANOUT_LOCK_MS = 10_000;
+export const FANOUT_STALLED_CHECK_MS = 3_000;
+
+/**
+ * Fan-out jobs: a batch of events gets its delivery rows (core fan-out, one write for the batch),
+ * which go to the process's dispatcher; the job ends there. It never waits for an attempt, so a
+ * slow receiver holds no fan-out job and no place in the fan-out queue. Once the rows are
+ * committed, a row the dispatcher had no room for, or lost with a dead process, is the sweep's.
+ */
+export function startFanoutWorker(deps: Deps, connection: Redis, dispatcher: Dispatcher, concurrency = 8): Worker<FanoutMessage> {
+  const worker = new Worker<FanoutMessage>(
+    WEBHOOK_FANOUT_QUEUE,
+    async (job: Job<FanoutMessage>) => {
+      const eventIds = fanoutEventIds(job.data);
+      const startedAt = Date.now();
+      // Fails only before or in its write (the job is retried: its events are still unrelayed).
+      const rows = await fanOutEvents(deps, eventIds);
+      const queued = dispatcher.submit(rows);
+      const took = (Date.now() - startedAt) / 1000;
+      const events = new Map(rows.map((r) => [r.eventId, r.eventCreatedAt]));
+      for (const createdAt of events.values()) {
+        deps.metrics.deliveryStageSeconds.observe({ stage: 'relay' }, Math.max(0, startedAt - createdAt.getTime()) / 1000);
+        deps.metrics.deliveryStageSeconds.observe({ stage: 'fan_out' }, took);
+      }
+      return { events: eventIds.length, deliveries: rows.length, queued };
+    },
+    {
+      connection,
+      prefix: deps.config.redisPrefix,
+      concurrency,
+      lockDuration: FANOUT_LOCK_MS,
+      stalledInterval: FANOUT_STALLED_CHECK_MS,
+      maxStalledCount: 1000,
+    },
+  );
+  worker.on('error', (err) => deps.logger.error('fan-out worker error', { error: err.message }));
+  return worker;
+}

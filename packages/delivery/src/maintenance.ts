@@ -1,0 +1,30 @@
+import { DELIVERY_LOG_RETENTION_MS, purgeDeliveryLog, type Deps } from '@teamchat/core';
+import type { WebhookQueues } from './queues';
+import { overdueDeliveries } from './sweep';
+
+/** Open rows due for longer than this without a worker on them get their job again. */
+export const OVERDUE_GRACE_MS = 10_000;
+/** How often the delivery log purge runs (it deletes in batches, so a pass stays short). */
+export const PURGE_EVERY_MS = 60 * 60_000;
+
+/**
+ * The webhook half of a maintenance pass. The database is the truth: an open row whose job was
+ * lost is enqueued again (idempotent by job id), and a row that is due while its job still sits
+ * delayed (a clock moved, a units reset) is promoted. Hourly, the 30-day purge.
+ */
+export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, state: { lastPurge: number }, accountIds?: readonly string[]): Promise<{ requeued: number; purged: number }> {
+  const ids = await overdueDeliveries(deps.database.db, deps.now(), OVERDUE_GRACE_MS, accountIds);
+  if (ids.length > 0) {
+    await queues.enqueueDeliveries(ids.map((id) => ({ id })));
+    for (const id of ids) {
+      const job = await queues.delivery.getJob(id);
+      if (job && (await job.isDelayed())) await job.promote().catch(() => undefined);
+    }
+  }
+  let purged = 0;
+  if (Date.now() - state.lastPurge >= PURGE_EVERY_MS) {
+    state.lastPurge = Date.now();
+    purged = await purgeDeliveryLog(deps.database.db, new Date(deps.now().getTime() - DELIVERY_LOG_RETENTION_MS));
+  }
+  return { requeued: ids.length, purged };
+}

@@ -1,0 +1,282 @@
+import { Coalescer } from './coalesce';
+import { acquireInFlightSlot, type Lease } from './in-flight';
+import { answerError, isSuccess, prepareEndpoint, sendPrepared, type PreparedEndpoint, type SendResult } from './send';
+import {
+  claimDeliveries, closeAttempt, closeDelivered, closeWithoutAttempt, deferForUnits, deliveredQuickly, insertRetry, loadDeliveryContexts, releaseClaims,
+} from './store';
+import type { WebhookTransport } from './transport';
+import { chargeDeliveryUnits, type DeliveryCharge } from './units';
+import {
+  ACCOUNT_INACTIVE_RECHECK_MS, OPEN_STATUSES, autoDisable, claimMs, failingAfter, isSlow, notifyEndpointDisabled, recordHealth, retryDelayAfter,
+  type AutoDisableReason, type DeliveryContext, type DeliveryStatus, type Deps,
+} from '@teamchat/core';
+
+/**
+ * THE attempt pipeline (docs/webhooks.md "The delivery engine"): for N delivery rows, each
+ * already holding one in-flight slot of its account,
+ *
+ *   claim (read the rows as they are now, judge each with `eligibility`, claim the sendable ones)
+ *   → charge (one call unit per attempt on the seat of the endpoint's creator)
+ *   → prepare (URL guard, secrets: once per endpoint) → send (sign, POST) → record.
+ *
+ * A single attempt (a test event, a replay, a retry) is a pipeline of one row; the dispatcher
+ * runs it over as many rows as got slots together. Every round trip before the send is taken
+ * once for all the rows; after it, each row goes on by itself: a row's outcome settles when its
+ * own answer is recorded, never waiting for another row's answer (a hanging receiver holds only
+ * its own row). Quick 2xx answers are closed together by whatever arrives while a close is under
+ * way (Coalescer): batching grows with the load, never with a timer.
+ */
+export type AttemptOutcome =
+  | { kind: 'done'; deliveryId: string; status: DeliveryStatus; responseStatus: number | null; latencyMs: number | null; error: string | null; next: { id: string; at: Date } | null; nextRetryAt: Date | null }
+  | { kind: 'wait'; deliveryId: string; until: Date; reason: 'not_due' | 'claimed' | 'account_inactive' | 'call_units_spent' | 'in_flight_cap' }
+  | { kind: 'skip'; deliveryId: string; reason: 'missing' | 'closed' };
+
+/** What the rules say about sending a row now (ONE function: every path judges rows with it). */
+export type Eligibility =
+  | { kind: 'send' }
+  | { kind: 'drop'; error: string }
+  | { kind: 'wait'; until: Date; reason: 'not_due' | 'claimed' | 'account_inactive' }
+  | { kind: 'skip'; reason: 'missing' | 'closed' };
+
+export function eligibility(ctx: DeliveryContext | undefined, now: Date): Eligibility {
+  if (!ctx) return { kind: 'skip', reason: 'missing' };
+  const { row, endpoint, account } = ctx;
+  if (!OPEN_STATUSES.includes(row.status as DeliveryStatus)) return { kind: 'skip', reason: 'closed' };
+  if (row.nextRetryAt && row.nextRetryAt > now) return { kind: 'wait', until: row.nextRetryAt, reason: 'not_due' };
+  if (row.claimedUntil && row.claimedUntil >= now) return { kind: 'wait', until: new Date(row.claimedUntil.getTime() + 1), reason: 'claimed' };
+  // An event delivery whose endpoint was disabled or deleted since fan-out is never sent; tests
+  // and replays are explicit requests and go to a disabled endpoint too, except one awaiting
+  // enable (its URL, set by a credential, is not vetted yet: manual.ts).
+  const unvetted = !endpoint.enabled && endpoint.disabledReason === 'awaiting_enable';
+  if (endpoint.deletedAt !== null) return { kind: 'drop', error: 'dropped: endpoint deleted' };
+  if ((row.kind === 'event' || unvetted) && !endpoint.enabled) return { kind: 'drop', error: `dropped: endpoint disabled (${endpoint.disabledReason ?? 'manual'})` };
+  // Read-only or suspended account: deliveries wait (nothing is dropped) and are looked at again later.
+  if (account.state !== 'active') return { kind: 'wait', until: new Date(now.getTime() + ACCOUNT_INACTIVE_RECHECK_MS), reason: 'account_inactive' };
+  return { kind: 'send' };
+}
+
+/**
+ * Runs the pipeline over `ids` (each holding a slot of its account): one promise per id, in
+ * order, each settling with that row's outcome. Rejects only when a shared stage fails before
+ * any send (database or Redis away): then nothing was sent, and a row claimed here gets its
+ * claim back (or keeps it until it lapses if that fails too); the sweep finds it again.
+ */
+export async function runPipeline(deps: Deps, transport: WebhookTransport, ids: readonly string[]): Promise<Array<Promise<AttemptOutcome>>> {
+  const db = deps.database.db;
+  const out: Array<Promise<AttemptOutcome>> = new Array(ids.length);
+
+  // Claim: the rows as they are now (the endpoint re-read right before the send), judged, and
+  // the sendable ones claimed until one attempt's claim time.
+  const contexts = await loadDeliveryContexts(db, ids);
+  const now = deps.now();
+  const sendable: number[] = [];
+  ids.forEach((id, i) => {
+    const verdict = eligibility(contexts.get(id), now);
+    if (verdict.kind === 'send') sendable.push(i);
+    else if (verdict.kind === 'drop') out[i] = closeWithoutAttempt(db, id, verdict.error, now).then((closed) => (closed ? done(id, 'dead', null, null, verdict.error, null) : skip(id)));
+    else if (verdict.kind === 'wait') out[i] = Promise.resolve({ kind: 'wait', deliveryId: id, until: verdict.until, reason: verdict.reason });
+    else out[i] = Promise.resolve({ kind: 'skip', deliveryId: id, reason: verdict.reason });
+  });
+  if (sendable.length === 0) return out;
+  const claimAt = deps.now();
+  const claim = new Date(claimAt.getTime() + claimMs(deps.config));
+  const claimed = await claimDeliveries(db, sendable.map((i) => ids[i]), claimAt, claim);
+  const mine: Array<{ i: number; ctx: DeliveryContext }> = [];
+  for (const i of sendable) {
+    if (claimed.has(ids[i])) mine.push({ i, ctx: { ...contexts.get(ids[i])!, row: { ...contexts.get(ids[i])!.row, claimedUntil: claim } } });
+    else out[i] = Promise.resolve({ kind: 'wait', deliveryId: ids[i], until: new Date(claimAt.getTime() + 500), reason: 'claimed' });
+  }
+  if (mine.length === 0) return out;
+
+  // Charge: one call unit per attempt on the seat of the endpoint's creator, each seat at once.
+  let charged: typeof mine;
+  try {
+    charged = await charge(deps, mine, claim, out);
+  } catch (err) {
+    await releaseClaims(db, mine.map((m) => m.ctx.row.id), claim).catch(() => undefined);
+    throw err;
+  }
+
+  // Prepare (once per endpoint), send, record: each row on its own from here.
+  const prepared = new Map<string, Promise<PreparedEndpoint>>();
+  const sendAt = deps.now();
+  for (const { i, ctx } of charged) {
+    let sentAt = 0;
+    let p = prepared.get(ctx.endpoint.id);
+    if (!p) {
+      p = prepareEndpoint(deps.config, ctx.endpoint, sendAt);
+      prepared.set(ctx.endpoint.id, p);
+    }
+    out[i] = p
+      .then((ready) => {
+        sentAt = Date.now();
+        return sendPrepared(transport, ctx, ready, sendAt);
+      })
+      .catch((err: Error): SendResult => ({ status: null, latencyMs: null, error: `attempt failed: ${err.message}` }))
+      .then(async (sent) => {
+        const answeredAt = Date.now();
+        const outcome = await record(deps, ctx, claim, sent);
+        if (ctx.row.kind === 'event' && ctx.row.attempt === 1 && sentAt > 0) observeStages(deps, ctx.row.createdAt, sentAt, answeredAt);
+        return outcome;
+      });
+  }
+  return out;
+}
+
+/** The charge stage: the rows whose seats had units; the others' outcomes are written into `out`. */
+async function charge(deps: Deps, rows: Array<{ i: number; ctx: DeliveryContext }>, claim: Date, out: Array<Promise<AttemptOutcome>>) {
+  const seats = new Map<string, typeof rows>();
+  for (const r of rows) {
+    const key = `${r.ctx.account.id}|${r.ctx.endpoint.createdByUserId}`;
+    const group = seats.get(key);
+    if (group) group.push(r);
+    else seats.set(key, [r]);
+  }
+  const groups = [...seats.values()];
+  const charges: DeliveryCharge[] = groups.map((g) => ({ accountId: g[0].ctx.account.id, plan: g[0].ctx.account.plan, seatUserId: g[0].ctx.endpoint.createdByUserId, units: g.length }));
+  const verdicts = await chargeDeliveryUnits(deps, charges);
+  const allowed: typeof rows = [];
+  groups.forEach((g, n) => {
+    if (verdicts[n].allowed) {
+      allowed.push(...g);
+      return;
+    }
+    const resetsAt = verdicts[n].resetsAt!;
+    for (const { i, ctx } of g) {
+      // A test event answers now and is never retried; everything else waits for the reset.
+      if (ctx.row.kind === 'test') out[i] = record(deps, ctx, claim, { status: null, latencyMs: null, error: 'call units spent: the seat of the endpoint\'s creator has no units left today' }, false);
+      else out[i] = deferForUnits(deps.database.db, ctx.row.id, claim, resetsAt).then((): AttemptOutcome => ({ kind: 'wait', deliveryId: ctx.row.id, until: resetsAt, reason: 'call_units_spent' }));
+    }
+  });
+  return allowed;
+}
+
+/**
+ * A pipeline of one row, outside the dispatcher (test events and replays, sent in the API's
+ * request): it takes its own in-flight slot of the account, waiting up to `slotWaitMs` for one
+ * (answering `wait`, reason in_flight_cap, if none came), then runs the pipeline.
+ */
+export async function attemptOne(deps: Deps, transport: WebhookTransport, deliveryId: string, slotWaitMs: number): Promise<AttemptOutcome> {
+  const head = await loadDeliveryContexts(deps.database.db, [deliveryId]);
+  const ctx = head.get(deliveryId);
+  const verdict = eligibility(ctx, deps.now());
+  // Judged again by the pipeline under the slot; judged here so a row that will not be sent waits for no slot.
+  if (verdict.kind !== 'send' || !ctx) return (await runPipeline(deps, transport, [deliveryId]))[0];
+  const lease = await takeSlot(deps, ctx.account.id, slotWaitMs);
+  if (!lease) return { kind: 'wait', deliveryId, until: new Date(deps.now().getTime() + slotRetryMs()), reason: 'in_flight_cap' };
+  try {
+    return await (await runPipeline(deps, transport, [deliveryId]))[0];
+  } finally {
+    await lease.release();
+  }
+}
+
+/** A short, jittered pause before trying for an in-flight slot again. */
+function slotRetryMs(): number {
+  return 50 + Math.floor(Math.random() * 150);
+}
+
+async function takeSlot(deps: Deps, accountId: string, waitMs: number): Promise<Lease | null> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const lease = await acquireInFlightSlot(deps, accountId, claimMs(deps.config));
+    if (lease || Date.now() >= deadline) return lease;
+    await new Promise((r) => setTimeout(r, Math.min(slotRetryMs(), Math.max(1, deadline - Date.now()))));
+  }
+}
+
+function done(deliveryId: string, status: DeliveryStatus, responseStatus: number | null, latencyMs: number | null, error: string | null, next: { id: string; at: Date } | null): AttemptOutcome {
+  return { kind: 'done', deliveryId, status, responseStatus, latencyMs, error, next, nextRetryAt: next?.at ?? null };
+}
+
+function skip(deliveryId: string): AttemptOutcome {
+  return { kind: 'skip', deliveryId, reason: 'closed' };
+}
+
+/** Quick 2xx answers closed together: whatever arrives while a close is under way goes in the next one. */
+const closers = new WeakMap<object, Coalescer<{ deliveryId: string; claim: Date; responseStatus: number; latencyMs: number }, boolean>>();
+
+function closerFor(deps: Deps) {
+  let c = closers.get(deps.database);
+  if (!c) {
+    c = new Coalescer(async (rows) => {
+      const closed = await closeDelivered(deps.database.db, { now: deps.now(), rows });
+      return rows.map((r) => closed.has(r.deliveryId));
+    });
+    closers.set(deps.database, c);
+  }
+  return c;
+}
+
+/**
+ * The record stage: the attempt and its transition (spec: Delivery transitions): 2xx →
+ * delivered; a test event that fails → failed; a replay that fails → dead (a replay is one
+ * attempt); an event delivery that fails → failed plus the next row `retrying`, or dead when the
+ * schedule is spent; a 410 or the `failing` rule disables the endpoint → dead. Every write is
+ * fenced on the row's claim: a row dropped or taken over meanwhile records nothing (`skip`).
+ */
+export async function record(deps: Deps, ctx: DeliveryContext, claim: Date, sent: SendResult, receiverAnswered = true): Promise<AttemptOutcome> {
+  const { row, endpoint } = ctx;
+  // The common case, delivered within the slow bar: no retry row, no disabling, no slow check
+  // (isSlow needs a latency above the bar): one statement, shared with other rows answered meanwhile.
+  if (receiverAnswered && deliveredQuickly(sent)) {
+    const closed = await closerFor(deps).add({ deliveryId: row.id, claim, responseStatus: sent.status, latencyMs: sent.latencyMs });
+    if (!closed) return skip(row.id);
+    observeAttempt(deps, row, 'delivered', sent.latencyMs, deps.now());
+    return done(row.id, 'delivered', sent.status, sent.latencyMs, null, null);
+  }
+  const now = deps.now();
+  const ok = isSuccess(sent.status);
+  const error = answerError(sent.status, sent.error);
+  let disable: AutoDisableReason | null = null;
+  if (!ok && receiverAnswered && sent.status === 410 && endpoint.enabled) disable = 'gone';
+  else if (!ok && receiverAnswered && failingAfter(endpoint, now)) disable = 'failing';
+
+  let status: DeliveryStatus;
+  let retryAt: Date | null = null;
+  if (ok) status = 'delivered';
+  else if (row.kind === 'test') status = 'failed';
+  else if (row.kind === 'replay' || disable) status = 'dead';
+  else {
+    const delay = retryDelayAfter(deps.config, row.attempt);
+    if (delay === null) status = 'dead';
+    else {
+      status = 'failed';
+      retryAt = new Date(now.getTime() + delay);
+    }
+  }
+  const result = await deps.database.db.transaction(async (tx) => {
+    const closed = await closeAttempt(tx, { deliveryId: row.id, claim, status: status as 'delivered', responseStatus: sent.status, latencyMs: sent.latencyMs, error, now });
+    if (!closed) return null;
+    const next = retryAt ? { id: await insertRetry(tx, row, retryAt), at: retryAt } : null;
+    if (receiverAnswered) await recordHealth(tx, endpoint.id, ok, now);
+    if (!disable && endpoint.enabled && (await isSlow(tx, endpoint.id, sent.latencyMs))) disable = 'slow';
+    const disabled = disable ? await autoDisable(tx, endpoint.id, disable, now) : false;
+    return { next: disabled ? null : next, disabled };
+  });
+  if (!result) return skip(row.id);
+  observeAttempt(deps, row, status, sent.latencyMs, now);
+  if (result.disabled && disable) {
+    deps.metrics.endpointsDisabledTotal.inc({ reason: disable });
+    await notifyEndpointDisabled(deps, { accountId: row.accountId, endpointId: endpoint.id, url: endpoint.url, reason: disable }).catch((err: Error) =>
+      deps.logger.error('notifying a disabled endpoint failed', { endpoint_id: endpoint.id, error: err.message }));
+  }
+  return done(row.id, status, sent.status, sent.latencyMs, error, result.next);
+}
+
+/** The dispatch, answer and record stages of an event's first delivery (the relay and fan-out stages are the fan-out job's). */
+function observeStages(deps: Deps, writtenAt: Date, sentAt: number, answeredAt: number): void {
+  const stage = deps.metrics.deliveryStageSeconds;
+  stage.observe({ stage: 'dispatch' }, Math.max(0, sentAt - writtenAt.getTime()) / 1000);
+  stage.observe({ stage: 'answer' }, (answeredAt - sentAt) / 1000);
+  stage.observe({ stage: 'record' }, (Date.now() - answeredAt) / 1000);
+}
+
+/** Metrics of one recorded attempt; end-to-end latency only for real events delivered (not tests or replays). */
+export function observeAttempt(deps: Deps, row: DeliveryContext['row'], status: DeliveryStatus, latencyMs: number | null, answeredAt: Date): void {
+  deps.metrics.deliveriesTotal.inc({ outcome: status });
+  if (latencyMs !== null) deps.metrics.attemptDurationSeconds.observe({ outcome: status }, latencyMs / 1000);
+  if (status === 'delivered' && row.kind === 'event') {
+    deps.metrics.endToEndSeconds.observe(Math.max(0, answeredAt.getTime() - row.eventCreatedAt.getTime()) / 1000);
+  }
+}

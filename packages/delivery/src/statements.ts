@@ -1,0 +1,139 @@
+import { statement } from '@teamchat/db';
+
+/**
+ * The delivery path's hot queries as named statements (as issue 10 did for the API): parsed and
+ * planned once per connection, no query builder per delivery, and each transition that used to
+ * be a transaction of several round trips written as ONE statement (atomic on its own).
+ */
+
+/**
+ * Fan-out, read side, for a batch of events: those still unrelayed (seq order), each with its
+ * account's endpoints enabled since it was raised. $1 event ids.
+ */
+export const FANOUT_READ = statement<{
+  id: string; seq: string; account_id: string; type: string; channel_id: string | null; data: unknown; created_at: Date; relayed_at: Date | null;
+  endpoints: Array<{ id: string; payload: string; events: string[]; all_channels: boolean; channel_ids: string[] }>;
+}>('webhook_fanout_read_many', `
+  SELECT e.id, e.seq, e.account_id, e.type, e.channel_id, e.data, e.created_at, e.relayed_at,
+         COALESCE((
+           SELECT json_agg(json_build_object('id', w.id, 'payload', w.payload, 'events', w.events, 'all_channels', w.all_channels, 'channel_ids', w.channel_ids) ORDER BY w.seq)
+             FROM webhook_endpoints w
+            WHERE w.account_id = e.account_id AND w.enabled AND w.deleted_at IS NULL
+              AND w.enabled_at IS NOT NULL AND w.enabled_at <= e.created_at
+         ), '[]'::json) AS endpoints
+    FROM events e
+   WHERE e.id = ANY($1::text[]) AND e.relayed_at IS NULL
+   ORDER BY e.seq`);
+
+/**
+ * Fan-out, write side, for a batch, in one statement: marks the events relayed, only those still
+ * unrelayed (a concurrent fan-out of the same event waits for the row lock of the one writing it,
+ * then finds it relayed and leaves it; both lock in the order of the pkey index scan, so they
+ * cannot deadlock), and, only for the events THIS statement marked, stores their bodies and
+ * inserts one `pending` delivery per endpoint: an event's first deliveries are written once,
+ * with no unique index needed. All or nothing. Events with no matching endpoint are simply
+ * marked. (A `FOR UPDATE SKIP LOCKED` subquery here cost a lock record per event in the WAL.)
+ * $1 event ids; $2..$7 bodies (id, account, event id, type, mode, body);
+ * $8..$14 deliveries (id, account, endpoint, event id, type, body id, event created_at), written
+ * open and unclaimed (the pipeline claims each right before its attempt).
+ */
+export const FANOUT_WRITE = statement<{ relayed: string[]; ids: string[] }>('webhook_fanout_write', `
+  WITH relayed AS (
+    UPDATE events SET relayed_at = now()
+     WHERE id = ANY($1::text[]) AND relayed_at IS NULL
+    RETURNING id
+  ), bodies AS (
+    INSERT INTO webhook_bodies (id, account_id, event_id, event_type, mode, body)
+    SELECT b.id, b.account_id, b.event_id, b.event_type, b.mode, b.body
+      FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS b(id, account_id, event_id, event_type, mode, body)
+      JOIN relayed r ON r.id = b.event_id
+    RETURNING id
+  ), deliveries AS (
+    INSERT INTO webhook_deliveries (id, chain_id, attempt, status, kind, account_id, endpoint_id, event_id, event_type, body_id, event_created_at)
+    SELECT d.id, d.id, 1, 'pending', 'event', d.account_id, d.endpoint_id, d.event_id, d.event_type, d.body_id, d.created_at
+      FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::timestamptz[])
+           AS d(id, account_id, endpoint_id, event_id, event_type, body_id, created_at)
+      JOIN relayed r ON r.id = d.event_id
+    RETURNING id
+  )
+  SELECT COALESCE((SELECT array_agg(id) FROM relayed), '{}'::text[]) AS relayed,
+         COALESCE((SELECT array_agg(id) FROM deliveries), '{}'::text[]) AS ids,
+         (SELECT count(*) FROM bodies)::int AS bodies`);
+
+/**
+ * Open rows of one account, due and not under a live claim, oldest first: a dispatcher's lane
+ * that had to leave rows in the database (it was full) takes more from here as it drains.
+ * $1 account, $2 now, $3 rows at most.
+ */
+export const OPEN_ROWS_OF_ACCOUNT = statement<{ id: string; endpoint_id: string }>('webhook_open_rows_of_account', `
+  SELECT id, endpoint_id FROM webhook_deliveries
+   WHERE account_id = $1 AND status IN ('pending', 'retrying')
+     AND (next_retry_at IS NULL OR next_retry_at <= $2)
+     AND (claimed_until IS NULL OR claimed_until < $2)
+   ORDER BY COALESCE(next_retry_at, created_at), seq
+   LIMIT $3`);
+
+/**
+ * The relay's scan: unrelayed events in seq order (the partial index events_unrelayed_idx), after
+ * seq $2 (-1: from the start). $1 rows at most.
+ */
+export const UNRELAYED = statement<{ id: string; seq: string }>('webhook_unrelayed_after', `
+  SELECT id, seq FROM events WHERE relayed_at IS NULL AND seq > $2 ORDER BY seq LIMIT $1`);
+
+/**
+ * The claim of attempts (spec: no two workers attempt one delivery at once): each row of $1 that
+ * is still open, due and not under a live claim is claimed until $2. One row for a single
+ * attempt, several for a batch round. $1 ids, $2 until, $3 now.
+ */
+export const CLAIM = statement<{ id: string }>('webhook_claim', `
+  UPDATE webhook_deliveries SET claimed_until = $2
+   WHERE id = ANY($1::text[]) AND status IN ('pending', 'retrying')
+     AND (next_retry_at IS NULL OR next_retry_at <= $3)
+     AND (claimed_until IS NULL OR claimed_until < $3)
+  RETURNING id`);
+
+/**
+ * The common outcome in one statement: 2xx answers within the slow bar close their rows
+ * `delivered` under their claims (the fence: each row still open, still claimed by us, with the
+ * claim it was attempted under: rows of one round may come from batches with different claims)
+ * and, only for the rows it closed, record each endpoint's health once (skipped when nothing
+ * changes much, as recordHealth does). The endpoint rows are locked in id order: rounds close
+ * concurrently (a round gives its slots back before it records), and two closes that locked
+ * their endpoints in different orders deadlocked under load (PostgreSQL then aborts one).
+ * One row for a single attempt, several for a batch round.
+ * $1 ids, $2 claims, $3 status codes, $4 latencies ms, $5 now, $6 now − 1 s. Answers the ids it
+ * closed (a row whose claim was lost is not among them).
+ */
+export const CLOSE_DELIVERED = statement<{ ids: string[] }>('webhook_close_delivered_claims', `
+  WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::int[], $4::int[]) AS i(id, claim, response_status, latency_ms)
+  ), closed AS (
+    UPDATE webhook_deliveries d
+       SET status = 'delivered', response_status = i.response_status, latency_ms = i.latency_ms, error = NULL,
+           attempted_at = $5, claimed_until = NULL, next_retry_at = NULL
+      FROM input i
+     WHERE d.id = i.id AND d.claimed_until = i.claim AND d.status IN ('pending', 'retrying')
+    RETURNING d.id, d.endpoint_id
+  ), locked AS (
+    SELECT w.id FROM webhook_endpoints w
+     WHERE w.id IN (SELECT endpoint_id FROM closed)
+       AND (w.failing_since IS NOT NULL OR w.last_success_at IS NULL OR w.last_success_at < $6)
+     ORDER BY w.id
+       FOR NO KEY UPDATE
+  ), health AS (
+    UPDATE webhook_endpoints w SET last_success_at = $5, failing_since = NULL
+      FROM locked l
+     WHERE w.id = l.id
+    RETURNING w.id
+  )
+  SELECT COALESCE((SELECT array_agg(id) FROM closed), '{}'::text[]) AS ids, (SELECT count(*) FROM health)::int AS health`);
+
+/**
+ * Gives back the claims a fan-out batch took at its write on rows it then did not attempt (they
+ * leave for single attempts, which must be able to claim them at once). Only rows still open and
+ * still under that claim. $1 ids, $2 the batch's claim.
+ */
+export const RELEASE_CLAIMS = statement<{ id: string }>('webhook_release_claims', `
+  UPDATE webhook_deliveries SET claimed_until = NULL
+   WHERE id = ANY($1::text[]) AND claimed_until = $2 AND status IN ('pending', 'retrying')
+  RETURNING id`);

@@ -1,0 +1,332 @@
+import { vetWebhookUrl, getMemberByEmail, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
+import { Dispatcher, WebhookTransport, acquireInFlightSlots, closeDelivered, fanOutEvents, type AttemptOutcome } from '../src';
+import { eq, inArray, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
+import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
+import type { Harness } from '../../../test/support/harness';
+import { startReceiver, type Receiver } from '../../../test/support/https-receiver';
+import { addToChannel, eventsOf, makeChannel, memberCaller, messagingAccount, post } from '../../../test/support/messaging';
+import { TEST_TIMEOUT_MS, createEndpointRow, deliveriesOf, eventually, startWebhookHarness } from '../../../test/support/webhooks';
+
+/**
+ * The dispatcher (core dispatcher.ts) and the attempt pipeline (pipeline.ts), called directly: no
+ * worker runs in this file. Rows wait per account and go out on their account's in-flight slots
+ * only; each row's attempt records itself when its own answer comes, so a hanging receiver holds
+ * only its own account's slots. A database of its own: another file's worker (e.g. the whole
+ * service started by test/start.test.ts) relays every account's events in the run's database,
+ * and would fan out this file's events before the test does.
+ */
+jest.setTimeout(30_000);
+
+let db: { name: string; url: string };
+let h: Harness;
+let hang: Receiver;
+let ok: Receiver;
+let transport: WebhookTransport;
+beforeAll(async () => {
+  db = await createMigratedDatabase('teamchat_whdispatch');
+  h = await startWebhookHarness({ databaseUrl: db.url });
+  hang = await startReceiver();
+  hang.fallback = { hang: true };
+  ok = await startReceiver();
+  transport = new WebhookTransport(h.deps.config);
+});
+afterAll(async () => {
+  await transport.close();
+  await hang.close();
+  await ok.close();
+  await h.close();
+  await dropDatabase(db.name);
+});
+
+/** A dispatcher of its own, with the outcomes it recorded. */
+function dispatcher() {
+  const outcomes: AttemptOutcome[] = [];
+  const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o));
+  /** Fans the events out, hands the rows to the dispatcher, and resolves once every row is attempted and recorded. */
+  const run = async (eventIds: string[]) => {
+    const rows = await fanOutEvents(h.deps, eventIds);
+    expect(d.submit(rows)).toBe(rows.length);
+    await eventually(async () => d.stats().waiting === 0 && d.stats().inFlight === 0, 25_000, 'the dispatcher to finish');
+    return rows;
+  };
+  return { d, outcomes, run };
+}
+
+const postedIds = async (accountId: string) => (await eventsOf(h, accountId)).filter((e) => e.type === 'message.posted').map((e) => e.id);
+
+test('a hanging receiver holds only its own account\'s slots: the other account\'s rows go out at once, the hung attempt records itself', async () => {
+  const x = await messagingAccount(h);
+  const y = await messagingAccount(h);
+  const xc = await makeChannel(x.ownerApi);
+  const yc = await makeChannel(y.ownerApi);
+  const hung = await createEndpointRow(h, { accountId: x.accountId, createdByUserId: x.owner.userId, url: hang.url('/hang'), events: ['message.posted'] });
+  const fine = await createEndpointRow(h, { accountId: y.accountId, createdByUserId: y.owner.userId, url: ok.url('/ok'), events: ['message.posted'] });
+  for (let i = 0; i < 6; i++) await post(x.ownerApi, xc, { text: `to a receiver that never answers ${i}` }); // cap 4: two wait
+  for (let i = 0; i < 8; i++) await post(y.ownerApi, yc, { text: `to a healthy receiver ${i}` }); // cap 4: two turns
+  const { d, outcomes, run } = dispatcher();
+
+  const started = Date.now();
+  const xRun = run(await postedIds(x.accountId));
+  await eventually(async () => hang.received.filter((r) => r.path === '/hang').length === 4, 5_000, 'X\'s four attempts on the wire');
+  // While X's four hang, its other two wait unclaimed for X's own slots.
+  const xWaiting = (await deliveriesOf(h, hung.id)).filter((r) => r.status === 'pending' && r.claimedUntil === null);
+  expect(xWaiting).toHaveLength(2);
+  await run(await postedIds(y.accountId));
+  const arrivals = ok.received.filter((r) => r.path === '/ok');
+  expect(arrivals).toHaveLength(8);
+  // Y's rows arrived long before X's attempts' timeout.
+  expect(Math.max(...arrivals.map((r) => r.at)) - started).toBeLessThan(TEST_TIMEOUT_MS - 500);
+  await xRun;
+  // X's six were each attempted in turn on X's four slots, and recorded: failed, each with its retry row.
+  const xRows = await deliveriesOf(h, hung.id);
+  expect(xRows.filter((r) => r.attempt === 1).map((r) => r.status)).toEqual(Array(6).fill('failed'));
+  expect(xRows.filter((r) => r.attempt === 2 && r.status === 'retrying')).toHaveLength(6);
+  expect(outcomes.filter((o) => o.kind === 'done' && o.next).map((o) => (o as { next: { id: string } }).next.id).sort())
+    .toEqual(xRows.filter((r) => r.attempt === 2).map((r) => r.id).sort());
+  expect((await deliveriesOf(h, fine.id)).every((r) => r.status === 'delivered')).toBe(true);
+  await d.close();
+});
+
+test('each attempt spends one call unit on the seat of the endpoint\'s creator, and only there', async () => {
+  expect(h.deps.config.limitsEnabled).toBe(true);
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  const poster = await memberCaller(h, a.accountId);
+  await addToChannel(a.ownerApi, ch, poster.identityId);
+  const posterUserId = (await getMemberByEmail(h.deps.database.db, a.accountId, poster.email))!.userId;
+  await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/units'), events: ['message.posted'] });
+  for (let i = 0; i < 6; i++) await post(poster, ch, { text: `charged to the creator ${i}` }); // cap 4: two turns
+  const now = h.deps.now();
+  const used = async (userId: string) => Number(await h.deps.redis.get(unitsKey(h.deps.config.redisPrefix, a.accountId, userId, now)) ?? 0);
+  const [creatorBefore, posterBefore] = [await used(a.owner.userId), await used(posterUserId)];
+
+  const { d, outcomes, run } = dispatcher();
+  await run(await postedIds(a.accountId));
+  expect(outcomes.filter((o) => o.kind === 'done' && o.status === 'delivered')).toHaveLength(6);
+  expect(await used(a.owner.userId)).toBe(creatorBefore + 6);
+  expect(await used(posterUserId)).toBe(posterBefore);
+  await d.close();
+});
+
+test('rows handed over at once on one account keep to its in-flight cap; every row is delivered once, none left claimed', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/shared'), events: ['message.posted'] });
+  for (let i = 0; i < 12; i++) await post(a.ownerApi, ch, { text: `one account ${i}` });
+  const ids = await postedIds(a.accountId);
+  ok.fallback = { status: 200, delayMs: 60 };
+  ok.maxInFlight = 0;
+  const { d, outcomes } = dispatcher();
+  try {
+    // Three fan-outs of 4 handed over at once on one account whose cap is 4.
+    const parts = await Promise.all([ids.slice(0, 4), ids.slice(4, 8), ids.slice(8)].map((part) => fanOutEvents(h.deps, part)));
+    for (const rows of parts) d.submit(rows);
+    await eventually(async () => d.stats().waiting === 0 && d.stats().inFlight === 0, 10_000, 'the dispatcher to finish');
+    expect(outcomes.filter((o) => o.kind === 'done' && o.status === 'delivered')).toHaveLength(12);
+  } finally {
+    ok.fallback = { status: 200 };
+    await d.close();
+  }
+  expect(ok.maxInFlight).toBeLessThanOrEqual(4);
+  const rows = await deliveriesOf(h, ep.id);
+  expect(rows).toHaveLength(12);
+  expect(rows.every((r) => r.status === 'delivered' && r.claimedUntil === null && r.attempt === 1)).toBe(true);
+  expect(ok.received.filter((r) => r.path === '/shared')).toHaveLength(12);
+});
+
+test('the endpoints of one account take turns: one endpoint\'s backlog to a hanging receiver leaves slots for the account\'s other endpoint', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: hang.url('/hang-one-endpoint'), events: ['message.posted'] });
+  for (let i = 0; i < 8; i++) await post(a.ownerApi, ch, { text: `to the hanging endpoint ${i}` });
+  const { d } = dispatcher();
+  try {
+    d.submit(await fanOutEvents(h.deps, await postedIds(a.accountId)));
+    await eventually(async () => hang.received.filter((r) => r.path === '/hang-one-endpoint').length === 4, 5_000, 'the hanging endpoint holding the cap');
+    // A second endpoint of the same account gets its turn as soon as one of the hanging endpoint's
+    // attempts ends: from then on the hanging endpoint is held to its part (half of the cap).
+    const second = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/second-endpoint'), events: ['message.posted'] });
+    const before = new Set(await postedIds(a.accountId));
+    for (let i = 0; i < 6; i++) await post(a.ownerApi, ch, { text: `to both endpoints ${i}` });
+    const later = (await postedIds(a.accountId)).filter((id) => !before.has(id));
+    const submittedAt = Date.now();
+    d.submit((await fanOutEvents(h.deps, later)));
+    await eventually(async () => (await deliveriesOf(h, second.id)).filter((r) => r.status === 'delivered').length === 6, 15_000, 'the second endpoint\'s rows');
+    // Within about one hanging attempt's timeout, not behind the first endpoint's whole backlog (14 rows, 4 at a time).
+    expect(Date.now() - submittedAt).toBeLessThan(2 * TEST_TIMEOUT_MS);
+  } finally {
+    await d.close();
+  }
+});
+
+test('rounds that close at once on the same endpoints all close: every row delivered once, none lost to a deadlock', async () => {
+  // Rounds give their slots back before they record, so their closes run concurrently, each
+  // touching the health of the same endpoints: in the webhooks bench they deadlocked (PostgreSQL
+  // aborted one, whose delivered rows were then sent again) until the endpoints were locked in id
+  // order. This run does not force that interleaving every time; it holds the outcome: 32
+  // endpoints, 16 closes at once, each with 4 rows of every endpoint in its own order, three times
+  // over, every endpoint's health due each time, and every row closed exactly once.
+  const a = await messagingAccount(h);
+  const eps: string[] = [];
+  for (let i = 0; i < 32; i++) eps.push((await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url(`/close-${i}`), events: ['message.posted'] })).id);
+  const db = h.deps.database.db;
+  const bodyId = newId('webhookBody');
+  await db.insert(webhookBodies).values({ id: bodyId, accountId: a.accountId, eventId: newId('event'), eventType: 'message.posted', mode: 'pointers', body: '{}' });
+  const claim = new Date(Date.now() + 60_000);
+  const shuffled = <T>(xs: T[]) => xs.map((x) => [Math.random(), x] as const).sort((p, q) => p[0] - q[0]).map(([, x]) => x);
+  const closed = new Set<string>();
+  for (let wave = 0; wave < 3; wave++) {
+    const closes = Array.from({ length: 16 }, () => shuffled([...eps, ...eps, ...eps, ...eps]).map((endpointId) => ({ id: newId('delivery'), endpointId })));
+    await db.insert(webhookDeliveries).values(closes.flat().map((r) => ({
+      id: r.id, chainId: r.id, attempt: 1, status: 'pending', kind: 'event', accountId: a.accountId, endpointId: r.endpointId,
+      eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: new Date(), claimedUntil: claim,
+    })));
+    await db.update(webhookEndpoints).set({ failingSince: new Date(), lastSuccessAt: null }).where(inArray(webhookEndpoints.id, eps));
+    const now = h.deps.now();
+    const results = await Promise.all(closes.map((rows) => closeDelivered(db, { now, rows: rows.map((r) => ({ deliveryId: r.id, claim, responseStatus: 200, latencyMs: 3 })) })));
+    for (const [k, ids] of results.entries()) {
+      expect([...ids].sort()).toEqual(closes[k].map((r) => r.id).sort());
+      for (const id of ids) closed.add(id);
+    }
+    const health = await db.select().from(webhookEndpoints).where(inArray(webhookEndpoints.id, eps));
+    expect(health.every((e) => e.failingSince === null && e.lastSuccessAt !== null)).toBe(true);
+  }
+  expect(closed.size).toBe(3 * 16 * 4 * 32);
+  const rows = await db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.id, [...closed]));
+  expect(rows.every((r) => r.status === 'delivered' && r.claimedUntil === null)).toBe(true);
+});
+
+test('a deadlock or serialization failure is a conflict to run again; other errors are not', () => {
+  expect(isRetryableConflict(Object.assign(new Error('deadlock detected'), { code: '40P01' }))).toBe(true);
+  expect(isRetryableConflict(Object.assign(new Error('could not serialize access'), { code: '40001' }))).toBe(true);
+  expect(isRetryableConflict(Object.assign(new Error('unique violation'), { code: '23505' }))).toBe(false);
+  expect(isRetryableConflict(new Error('connection terminated'))).toBe(false);
+});
+
+test('rows that waited for a slot are not sent once their endpoint was disabled meanwhile: the pipeline reads each row\'s endpoint under its slot, before charging', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/disabled-meanwhile'), events: ['message.posted'] });
+  for (let i = 0; i < 3; i++) await post(a.ownerApi, ch, { text: `waits for a slot ${i}` });
+  // Every slot of the account is held elsewhere: the rows wait in the dispatcher.
+  const held = await acquireInFlightSlots(h.deps, new Map([[a.accountId, 4]]), 30_000, 'procElsewhere');
+  expect(held.count(a.accountId)).toBe(4);
+  const units = async () => Number(await h.deps.redis.get(unitsKey(h.deps.config.redisPrefix, a.accountId, a.owner.userId, h.deps.now())) ?? 0);
+  const unitsBefore = await units();
+  const { d, outcomes } = dispatcher();
+  try {
+    expect(d.submit(await fanOutEvents(h.deps, await postedIds(a.accountId)))).toBe(3);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(d.stats()).toEqual({ waiting: 3, inFlight: 0 });
+    await h.deps.database.db.update(webhookEndpoints).set({ enabled: false, disabledReason: 'manual' }).where(eq(webhookEndpoints.id, ep.id));
+    await held.release();
+    await eventually(async () => d.stats().waiting === 0 && d.stats().inFlight === 0, 5_000, 'the dispatcher to finish');
+  } finally {
+    await d.close();
+  }
+  expect(ok.received.filter((r) => r.path === '/disabled-meanwhile')).toHaveLength(0);
+  expect(outcomes.every((o) => o.kind === 'done' && o.status === 'dead')).toBe(true);
+  const rows = await deliveriesOf(h, ep.id);
+  expect(rows.every((r) => r.status === 'dead' && r.error === 'dropped: endpoint disabled (manual)' && r.claimedUntil === null && r.attemptedAt === null)).toBe(true);
+  // Nothing was sent, nothing was charged.
+  expect(await units()).toBe(unitsBefore);
+});
+
+test('in-flight slots are shared fairly between worker processes: a lone process gets the whole cap, two busy ones half each, never more than the cap', async () => {
+  const a = await messagingAccount(h); // cap 4
+  const want = new Map([[a.accountId, 4]]);
+  // Process A alone: the whole cap.
+  const a1 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
+  expect(a1.count(a.accountId)).toBe(4);
+  // Process B asks while A holds everything: nothing, but B's demand is recorded.
+  const b1 = await acquireInFlightSlots(h.deps, want, 30_000, 'procB');
+  expect(b1.count(a.accountId)).toBe(0);
+  // A gives its slots back and asks again while B is waiting: A is held to its share.
+  await a1.release();
+  const a2 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
+  expect(a2.count(a.accountId)).toBe(2);
+  expect(a2.shares.get(a.accountId)).toBe(2); // the share Redis answers, which the dispatcher keeps to
+  // A asking again in the same breath gets nothing more: it holds its share.
+  const a3 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
+  expect(a3.count(a.accountId)).toBe(0);
+  const b2 = await acquireInFlightSlots(h.deps, want, 30_000, 'procB');
+  expect(b2.count(a.accountId)).toBe(2);
+  // Both busy, the cap is full: a third process gets nothing.
+  const c1 = await acquireInFlightSlots(h.deps, want, 30_000, 'procC');
+  expect(c1.count(a.accountId)).toBe(0);
+  await Promise.all([a2.release(), b2.release()]);
+  // Once the others stop asking (their demand is older than 100 ms), one process gets the whole cap again.
+  await new Promise((r) => setTimeout(r, 150));
+  const a4 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
+  expect(a4.count(a.accountId)).toBe(4);
+  expect(a4.shares.get(a.accountId)).toBe(4);
+  await a4.release();
+});
+
+test('a slow receiver holds nobody else\'s slots: another account\'s rows go out while its answers are awaited', async () => {
+  const slow = await startReceiver();
+  slow.fallback = { status: 200, delayMs: 2_000 };
+  const x = await messagingAccount(h);
+  const y = await messagingAccount(h);
+  const xc = await makeChannel(x.ownerApi);
+  const yc = await makeChannel(y.ownerApi);
+  const tag = newId('event');
+  await createEndpointRow(h, { accountId: x.accountId, createdByUserId: x.owner.userId, url: ok.url(`/turn-x-${tag}`), events: ['message.posted'] });
+  await createEndpointRow(h, { accountId: y.accountId, createdByUserId: y.owner.userId, url: slow.url(`/turn-y-${tag}`), events: ['message.posted'] });
+  for (let i = 0; i < 8; i++) await post(x.ownerApi, xc, { text: `fast ${i}` });
+  for (let i = 0; i < 8; i++) await post(y.ownerApi, yc, { text: `slow ${i}` });
+  const { d, outcomes } = dispatcher();
+  try {
+    d.submit(await fanOutEvents(h.deps, await postedIds(y.accountId)));
+    await eventually(async () => slow.received.filter((r) => r.path === `/turn-y-${tag}`).length === 4, 5_000, 'Y\'s first four on the wire');
+    const submittedAt = Date.now();
+    d.submit(await fanOutEvents(h.deps, await postedIds(x.accountId)));
+    await eventually(async () => d.stats().waiting === 0 && d.stats().inFlight === 0, 10_000, 'the dispatcher to finish');
+    const xAt = ok.received.filter((r) => r.path === `/turn-x-${tag}`).map((r) => r.at);
+    expect(xAt).toHaveLength(8);
+    // Both of X's turns (cap 4) went while Y's answers were still about 2 s away.
+    expect(Math.max(...xAt) - submittedAt).toBeLessThan(1_500);
+    expect(outcomes.filter((o) => o.kind === 'done' && o.status === 'delivered')).toHaveLength(16);
+  } finally {
+    await d.close();
+    await slow.close();
+  }
+});
+
+test('an answer that comes after the answer time is a timeout, even a 2xx; one within it counts (spec: 2xx within the timeout)', async () => {
+  const late = await startReceiver();
+  const short = new WebhookTransport({ ...h.deps.config, webhookTimeoutMs: 300 });
+  try {
+    const target = await vetWebhookUrl(late.url('/late'), { allowedHosts: h.deps.config.webhookAllowedHosts });
+    late.fallback = { status: 200, delayMs: 330 };
+    const slow = await short.post(target, { 'content-type': 'application/json' }, '{}');
+    expect(slow).toMatchObject({ status: null, error: 'timeout: no answer in time' });
+    expect(slow.latencyMs).toBeGreaterThanOrEqual(300);
+    late.fallback = { status: 200 };
+    expect(await short.post(target, { 'content-type': 'application/json' }, '{}')).toMatchObject({ status: 200, error: null });
+  } finally {
+    await short.close();
+    await late.close();
+  }
+});
+
+test('an account with more rows than its lane holds: the lane reads the rest from the database as it drains, without waiting for the sweep', async () => {
+  const a = await messagingAccount(h);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/overflow'), events: ['message.posted'] });
+  const db = h.deps.database.db;
+  const bodyId = newId('webhookBody');
+  await db.insert(webhookBodies).values({ id: bodyId, accountId: a.accountId, eventId: newId('event'), eventType: 'message.posted', mode: 'pointers', body: '{}' });
+  const rows = Array.from({ length: 120 }, () => ({ id: newId('delivery'), accountId: a.accountId, endpointId: ep.id }));
+  await db.insert(webhookDeliveries).values(rows.map((r) => ({
+    id: r.id, chainId: r.id, attempt: 1, status: 'pending', kind: 'event', accountId: a.accountId, endpointId: ep.id,
+    eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: new Date(),
+  })));
+  const d = new Dispatcher(h.deps, transport, () => undefined, { maxWaitingPerAccount: 20 });
+  try {
+    expect(d.submit(rows)).toBe(20); // the lane holds 20; the other 100 stay open in the database
+    await eventually(async () => (await deliveriesOf(h, ep.id)).every((r) => r.status === 'delivered'), 15_000, 'every row delivered');
+  } finally {
+    await d.close();
+  }
+  expect(ok.received.filter((r) => r.path === '/overflow')).toHaveLength(120);
+});

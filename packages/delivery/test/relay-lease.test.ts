@@ -1,0 +1,117 @@
+import { Client } from 'pg';
+import { newId } from '@teamchat/core';
+import { webhookQueuesFor } from '../src';
+import type { Harness } from '../../../test/support/harness';
+import { makeChannel, messagingAccount, post, eventsOf } from '../../../test/support/messaging';
+import { createEndpointRow, eventually, startWebhookHarness } from '../../../test/support/webhooks';
+import { RELAY_LEASE_MS, startRelay, type Relay } from '../src/relay';
+
+/**
+ * Issue 11 "Relay": every worker process runs a relay, but one scans at a time (a Redis lease):
+ * two relays would cut the same rows into different batches. When the holder stops, another
+ * takes over; rows still flow into fan-out jobs. No fan-out worker runs here: the jobs are read
+ * from the queue.
+ */
+let h: Harness;
+const relays: Relay[] = [];
+beforeAll(async () => {
+  h = await startWebhookHarness();
+});
+afterAll(async () => {
+  await Promise.all(relays.map((r) => r.stop()));
+  await h.close();
+});
+
+test('two relays: exactly one holds the lease and hands events over; when it stops, the other takes over', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: 'https://localhost:1/x', events: ['message.posted'] });
+  const queues = webhookQueuesFor(h.deps);
+  const options = { accountIds: [a.accountId], pollMs: 10 };
+  const one = startRelay(h.deps, queues, options);
+  const two = startRelay(h.deps, queues, options);
+  relays.push(one, two);
+
+  await eventually(async () => one.leading() !== two.leading(), 5_000, 'one relay to lead');
+  await new Promise((r) => setTimeout(r, 1_500)); // renewals: still exactly one
+  expect([one.leading(), two.leading()].filter(Boolean)).toHaveLength(1);
+
+  const jobEvents = async () => (await queues.fanout.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).flatMap((j) => j.data.eventIds ?? [j.data.eventId]);
+  await post(a.ownerApi, ch, { text: 'handed over by the leader' });
+  const ids = (await eventsOf(h, a.accountId)).map((e) => e.id);
+  await eventually(async () => {
+    const js = await jobEvents();
+    return ids.every((id) => js.includes(id));
+  }, 5_000, 'the events in fan-out jobs');
+  // Each event is in exactly one job: one relay cut the batches.
+  const handed = await jobEvents();
+  for (const id of ids) expect(handed.filter((x) => x === id)).toHaveLength(1);
+
+  const leader = one.leading() ? one : two;
+  const other = leader === one ? two : one;
+  await leader.stop(); // gives the lease back
+  await eventually(async () => other.leading(), RELAY_LEASE_MS + 2_000, 'the other relay to take over');
+  await post(a.ownerApi, ch, { text: 'handed over by the new leader' });
+  const later = (await eventsOf(h, a.accountId)).map((e) => e.id).filter((id) => !ids.includes(id));
+  await eventually(async () => {
+    const js = await jobEvents();
+    return later.every((id) => js.includes(id));
+  }, 5_000, 'the new events in fan-out jobs');
+});
+
+test('a backlog larger than the relay\'s window: every event handed over exactly once, including one committed after events with a higher seq', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: 'https://localhost:1/x', events: ['message.posted'] });
+  const queues = webhookQueuesFor(h.deps);
+  // A window of 3 rows and no fan-out worker: the first 3 unrelayed rows stay unrelayed, so
+  // the relay can only go on with its cursor (rows after the highest seq it handed over).
+  const relay = startRelay(h.deps, queues, { accountIds: [a.accountId], pollMs: 10, batch: 3 });
+  relays.push(relay);
+  const jobEvents = async () => (await queues.fanout.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).flatMap((j) => j.data.eventIds ?? [j.data.eventId]);
+
+  // An event whose transaction takes its seq now and commits last.
+  const late = new Client({ connectionString: h.deps.config.databaseUrl });
+  await late.connect();
+  const lateId = newId('event');
+  try {
+    await late.query('BEGIN');
+    await late.query(`INSERT INTO events (id, account_id, type, channel_id, data) VALUES ($1, $2, 'message.posted', $3, '{}'::jsonb)`, [lateId, a.accountId, ch]);
+    for (let i = 0; i < 10; i++) await post(a.ownerApi, ch, { text: `backlog ${i}` });
+    const ids = (await eventsOf(h, a.accountId)).map((e) => e.id);
+    expect(ids.length).toBeGreaterThanOrEqual(10); // and the channel's own event
+    await eventually(async () => {
+      const js = await jobEvents();
+      return ids.every((id) => js.includes(id));
+    }, 5_000, 'the backlog in fan-out jobs');
+    await late.query('COMMIT');
+  } finally {
+    await late.end();
+  }
+  await eventually(async () => (await jobEvents()).includes(lateId), 5_000, 'the late commit in a fan-out job');
+  await new Promise((r) => setTimeout(r, 600)); // a few more full scans: nothing handed over twice
+  const handed = await jobEvents();
+  const all = (await eventsOf(h, a.accountId)).map((e) => e.id);
+  expect(all).toContain(lateId);
+  for (const id of all) expect(handed.filter((x) => x === id)).toHaveLength(1);
+  await relay.stop();
+});
+
+test('a commit of outbox rows wakes the relay at once (LISTEN/NOTIFY): with its poll a minute away, the event is handed over within a second', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: 'https://localhost:1/x', events: ['message.posted'] });
+  const queues = webhookQueuesFor(h.deps);
+  const relay = startRelay(h.deps, queues, { accountIds: [a.accountId], pollMs: 60_000 });
+  relays.push(relay);
+  await eventually(async () => relay.leading(), 5_000, 'the relay to lead');
+  await new Promise((r) => setTimeout(r, 300)); // its first scan is done; the next poll is a minute away
+  const jobEvents = async () => (await queues.fanout.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).flatMap((j) => j.data.eventIds ?? [j.data.eventId]);
+  const before = new Set((await eventsOf(h, a.accountId)).map((e) => e.id));
+  const postedAt = Date.now();
+  await post(a.ownerApi, ch, { text: 'wake the relay' });
+  const [id] = (await eventsOf(h, a.accountId)).map((e) => e.id).filter((x) => !before.has(x));
+  await eventually(async () => (await jobEvents()).includes(id), 5_000, 'the event in a fan-out job');
+  expect(Date.now() - postedAt).toBeLessThan(1_000);
+  await relay.stop();
+});
