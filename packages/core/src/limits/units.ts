@@ -120,20 +120,12 @@ export async function chargeUnits(input: SeatRef & { units: number; check?: bool
  * creator's seat its attempts); each seat's charge is all or none.
  */
 export async function chargeUnitsMany(redis: Redis, inputs: ReadonlyArray<SeatRef & { units: number; check?: boolean }>): Promise<ChargeResult[]> {
-  const flat = await runCharges(redis, inputs, 1);
+  const flat = await runCharges(redis, inputs);
   return inputs.map((i, n) => ({ allowed: flat[2 * n] === 1, ...usage(Number(flat[2 * n + 1]), i.limits.unitsPerDay, i.now) }));
 }
 
-/**
- * Gives units charged by chargeUnitsMany back (a webhook round that charged an attempt it then
- * did not make), each seat in one command.
- */
-export async function refundUnitsMany(redis: Redis, inputs: ReadonlyArray<SeatRef & { units: number }>): Promise<void> {
-  await runCharges(redis, inputs.map((i) => ({ ...i, check: false })), -1);
-}
-
-/** The charge script over every seat at once: `sign` 1 charges, -1 gives back (never checked). */
-async function runCharges(redis: Redis, inputs: ReadonlyArray<SeatRef & { units: number; check?: boolean }>, sign: 1 | -1): Promise<number[]> {
+/** The charge script over every seat at once. */
+async function runCharges(redis: Redis, inputs: ReadonlyArray<SeatRef & { units: number; check?: boolean }>): Promise<number[]> {
   for (const i of inputs) {
     if (!Number.isInteger(i.units) || i.units < 0) throw new RangeError(`units must be a non-negative integer, got ${i.units}`);
   }
@@ -141,7 +133,7 @@ async function runCharges(redis: Redis, inputs: ReadonlyArray<SeatRef & { units:
   return chargeScript.run<number[]>(
     redis,
     inputs.map((i) => unitsKey(i.prefix, i.accountId, i.seatUserId, i.now)),
-    inputs.flatMap((i) => [sign * i.units, i.limits.unitsPerDay, unitsKeyTtlMs(i.now), i.check === false ? '0' : '1']),
+    inputs.flatMap((i) => [i.units, i.limits.unitsPerDay, unitsKeyTtlMs(i.now), i.check === false ? '0' : '1']),
   );
 }
 

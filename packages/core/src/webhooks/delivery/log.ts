@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, sql, webhookDeliveries, type Executor } from '@teamchat/db';
+import { sql, type Executor } from '@teamchat/db';
 import type { DeliveryRow } from './rows';
 
 /** One entry of GET .../webhooks/{endpointId}/deliveries (docs/webhooks.md lists the fields). */
@@ -32,16 +32,6 @@ export function toDeliveryView(r: DeliveryRow): DeliveryView {
     created_at: r.createdAt.toISOString(),
     attempted_at: r.attemptedAt?.toISOString() ?? null,
   };
-}
-
-/** The endpoint's delivery log, newest first, keyset-paged on seq. */
-export async function listDeliveries(db: Executor, endpointId: string, page: { limit: number; after: number | null }): Promise<DeliveryRow[]> {
-  return db
-    .select()
-    .from(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.endpointId, endpointId), page.after === null ? undefined : lt(webhookDeliveries.seq, page.after)))
-    .orderBy(desc(webhookDeliveries.seq))
-    .limit(page.limit + 1);
 }
 
 /**
