@@ -166,3 +166,25 @@ describe('the custom Authorization value goes only to the URL it was set for', (
     expect(notes).toEqual([]);
   });
 });
+
+describe('the delivery log never shows text its reader could not read', () => {
+  test("an owner opening a logged DM delivery of an admin's text endpoint sees it with the body withheld; the admin, a member of the DM, sees the body", async () => {
+    const t = await team();
+    const path = uniquePath('log-view');
+    const ep = await createEndpointRow(h, {
+      accountId: t.a.accountId, createdByUserId: t.admin.user_id, url: rx.url(path), payload: 'text', channels: 'all',
+      events: ['message.posted', 'dm.received'],
+    });
+    await dmPost(t.adminKey, t.member.identity_id, 'private words in a DM');
+    const logged = await eventually(async () => (await deliveriesOf(h, ep.id)).find((d) => d.status === 'delivered'), 20_000, 'the logged DM delivery');
+
+    const asOwner = await t.ownerWeb.get(`/webhooks/${ep.id}/deliveries/${logged.id}`);
+    expect(asOwner.status).toBe(200);
+    expect(asOwner.body.request).toMatchObject({ body: null, body_withheld: 'cannot_read_channel' });
+    expect(JSON.stringify(asOwner.body)).not.toContain('private words in a DM');
+
+    const asAdmin = await t.adminWeb.get(`/webhooks/${ep.id}/deliveries/${logged.id}`);
+    expect(asAdmin.status).toBe(200);
+    expect(asAdmin.body.request.body).toContain('private words in a DM');
+  }, 60_000);
+});

@@ -30,7 +30,7 @@ export function webhookConsoleRouter(): Router {
       const accountId = req.params.accountId as string;
       const { endpointId, deliveryId } = locals(res).valid.params as { endpointId: string; deliveryId: string };
       const endpoint = await requireEndpoint(deps.database.db, accountId, endpointId);
-      res.json(await getDeliveryDetail(deps.database.db, { accountId, endpointId, deliveryId, authorizationSet: endpoint.authorizationEnc !== null }));
+      res.json(await getDeliveryDetail(deps.database.db, { accountId, endpointId, deliveryId, authorizationSet: endpoint.authorizationEnc !== null, actor: actorOf(res) }));
     },
   );
 

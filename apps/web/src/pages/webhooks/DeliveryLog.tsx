@@ -16,7 +16,7 @@ const RANGES: Array<[string, string, number | null]> = [
 ];
 
 interface DeliveryDetail extends Delivery {
-  request: { headers: Record<string, string>; body: string };
+  request: { headers: Record<string, string>; body: string | null; body_withheld?: string };
 }
 
 function DetailDialog({ accountId, endpointId, deliveryId, onClose }: { accountId: string; endpointId: string; deliveryId: string | null; onClose: () => void }) {
@@ -55,7 +55,9 @@ function DetailDialog({ accountId, endpointId, deliveryId, onClose }: { accountI
           <h3>Request headers</h3>
           <pre className="code">{Object.entries(d.request.headers).map(([k, v]) => `${k}: ${v}`).join('\n')}</pre>
           <h3>Request body, as sent</h3>
-          <pre className="code">{d.request.body}</pre>
+          {d.request.body === null
+            ? <p>The body is not shown: it carries message text from a channel you cannot read.</p>
+            : <pre className="code">{d.request.body}</pre>}
         </>
       )}
       <button type="button" onClick={onClose}>

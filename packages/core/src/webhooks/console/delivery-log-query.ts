@@ -1,5 +1,7 @@
 import { and, desc, eq, gte, inArray, lt, lte, webhookBodies, webhookDeliveries, type Executor } from '@teamchat/db';
 import { errors } from '../../errors';
+import type { Actor } from '../../principal';
+import { mayReadBody } from '../endpoints/text-access';
 import type { DeliveryRow } from '../delivery/rows';
 import { toDeliveryView, type DeliveryView } from '../delivery/log';
 
@@ -39,7 +41,8 @@ export async function listDeliveryLog(
 }
 
 export interface DeliveryDetailView extends DeliveryView {
-  request: { headers: Record<string, string>; body: string };
+  /** `body` is null when withheld: a `text` body from a channel the caller cannot read (`body_withheld` says so). */
+  request: { headers: Record<string, string>; body: string | null; body_withheld?: 'cannot_read_channel' };
 }
 
 /**
@@ -50,7 +53,7 @@ export interface DeliveryDetailView extends DeliveryView {
  */
 export async function getDeliveryDetail(
   db: Executor,
-  input: { accountId: string; endpointId: string; deliveryId: string; authorizationSet: boolean },
+  input: { accountId: string; endpointId: string; deliveryId: string; authorizationSet: boolean; actor: Actor },
 ): Promise<DeliveryDetailView> {
   const [row] = await db
     .select({ delivery: webhookDeliveries, body: webhookBodies.body })
@@ -67,5 +70,9 @@ export async function getDeliveryDetail(
     'X-Service-Signature': 't=<unix seconds of the attempt>,v1=<HMAC-SHA256 of "<t>.<body>" with each signing secret> (computed at send time, not stored)',
   };
   if (input.authorizationSet) headers.Authorization = 'Bearer ••••••••';
+  // The same rule as a replay: nobody reads, through the delivery log, text they could not read themselves.
+  if (!await mayReadBody(db, { bodyId: d.bodyId, actor: input.actor })) {
+    return { ...toDeliveryView(d), request: { headers, body: null, body_withheld: 'cannot_read_channel' } };
+  }
   return { ...toDeliveryView(d), request: { headers, body: row.body } };
 }

@@ -14,6 +14,8 @@ import type { WebhookEndpointRow } from './load';
  *   its units are charged to their seat;
  * - replays: a stored `text` body is sent again only for a caller who is a member of its channel
  *   (`assertMayReplayBody`);
+ * - the delivery log's detail view: a `text` body is shown only to a caller who may read it
+ *   (mayReadBody); to anyone else it is withheld (`body: null`, `body_withheld: "cannot_read_channel"`);
  * - test events carry no content.
  */
 
@@ -24,18 +26,25 @@ export function creatorAfterChange(row: Pick<WebhookEndpointRow, 'createdByUserI
 }
 
 /**
- * A replay sends the stored body again: a `text` body only to a caller who can read its channel
- * now (a member of it, DMs included: what GET .../messages requires). Otherwise 403 forbidden,
- * reason `cannot_read_channel`. A body whose event is gone (retention) is refused alike: its
- * channel can no longer be checked.
+ * Whether `actor` may see a stored body: a `pointers` body always; a `text` body only when the
+ * actor can read its channel now (a member of it, DMs included: what GET .../messages requires).
+ * A body whose event is gone (retention) is treated as unreadable: its channel can no longer be checked.
  */
-export async function assertMayReplayBody(db: Executor, input: { bodyId: string; actor: Actor }): Promise<void> {
+export async function mayReadBody(db: Executor, input: { bodyId: string; actor: Actor }): Promise<boolean> {
   const [body] = await db
     .select({ mode: webhookBodies.mode, channelId: events.channelId })
     .from(webhookBodies)
     .leftJoin(events, eq(events.id, webhookBodies.eventId))
     .where(eq(webhookBodies.id, input.bodyId));
-  if (!body || body.mode !== 'text') return;
-  if (body.channelId && await isChannelMember(db, body.channelId, input.actor.identityId)) return;
+  if (!body || body.mode !== 'text') return true;
+  return Boolean(body.channelId && await isChannelMember(db, body.channelId, input.actor.identityId));
+}
+
+/**
+ * A replay sends the stored body again: a `text` body only to a caller who may read it
+ * (mayReadBody). Otherwise 403 forbidden, reason `cannot_read_channel`.
+ */
+export async function assertMayReplayBody(db: Executor, input: { bodyId: string; actor: Actor }): Promise<void> {
+  if (await mayReadBody(db, input)) return;
   throw new AppError('forbidden', 'This delivery carries message text from a channel you cannot read; it can be replayed only by a member of that channel.', { reason: 'cannot_read_channel' });
 }
