@@ -238,3 +238,20 @@ describe('mirror refusals', () => {
     }
   });
 });
+
+describe('who reads what a mirror sends', () => {
+  test("an admin who changes another's mirror URL becomes its creator (its text gated by their memberships, its sends on their seat), audited", async () => {
+    const a = await mirrorAccount();
+    const admin = await addPerson(h, a.accountId, 'admin');
+    const adminWeb = await webClient(h, a.accountId, admin.email);
+    const created = await create(a);
+    expect(created.status).toBe(201);
+    const patched = await adminWeb.patch(`/mirrors/${created.body.id}`, { url: receiver.url('/taken-over') });
+    expect(patched.status).toBe(200);
+    expect(patched.body.created_by).toBe(admin.user_id);
+    const audit = await h.deps.database.db.select().from(auditRecords).where(and(eq(auditRecords.accountId, a.accountId), eq(auditRecords.action, 'mirror.updated')));
+    expect(audit[0].data).toMatchObject({ created_by: { to: admin.user_id } });
+    // From now on the fan-out gates its lines by the admin's memberships (a creator who is not a
+    // member of a channel gets no lines: packages/delivery/test/mirror-lines.test.ts).
+  }, 30_000);
+});

@@ -50,6 +50,12 @@ export async function updateMirror(
   const row = await loadMirror(tx, actor.accountId, input.mirrorId, { forUpdate: true });
   const changes: Partial<typeof mirrors.$inferInsert> = {};
   if (input.url !== undefined && input.url !== row.url) changes.url = await checkMirrorUrl(deps.config, input.url);
+  // Whoever points a mirror somewhere else becomes its creator: from then on it carries only the
+  // text of channels they read, and its sends are charged to their seat (docs/mirrors.md
+  // "Who reads what a mirror sends"); the lines already queued, taken under the old creator's
+  // memberships, are dropped.
+  const takenOver = changes.url !== undefined && row.createdByUserId !== actor.userId;
+  if (takenOver) changes.createdByUserId = actor.userId;
   if (input.channels !== undefined) changes.channelIds = await checkMirrorChannels(tx, { accountId: actor.accountId, userId: actor.userId, channelIds: input.channels });
   if (input.format !== undefined) changes.format = input.format;
   const now = deps.now();
@@ -57,9 +63,14 @@ export async function updateMirror(
   if (input.enabled === false && row.enabled) Object.assign(changes, { enabled: false, disabledReason: 'manual', disabledAt: now });
   const [updated] = await tx.update(mirrors).set({ ...changes, updatedAt: now }).where(eq(mirrors.id, row.id)).returning();
   if (row.enabled && !updated.enabled) await dropQueued(tx, row.id, 'dropped: mirror disabled (manual)');
+  else if (takenOver) await dropQueued(tx, row.id, 'dropped: mirror taken over (url changed by someone other than its creator)');
   await recordAudit(tx, {
     accountId: actor.accountId, action: 'mirror.updated', actor, targetType: 'mirror', targetId: row.id,
-    data: { fields: (['url', 'channels', 'format', 'enabled'] as const).filter((f) => input[f] !== undefined), enabled: { from: row.enabled, to: updated.enabled } },
+    data: {
+      fields: (['url', 'channels', 'format', 'enabled'] as const).filter((f) => input[f] !== undefined),
+      enabled: { from: row.enabled, to: updated.enabled },
+      ...(takenOver ? { created_by: { from: row.createdByUserId, to: actor.userId } } : {}),
+    },
   });
   return updated;
 }
