@@ -10,6 +10,8 @@ const config: Config = {
   roots: ['<rootDir>/apps', '<rootDir>/packages', '<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
+  // Every response the API's apps give a test through supertest must match the OpenAPI document.
+  setupFilesAfterEnv: ['<rootDir>/test/support/openapi-responses.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 30_000,

@@ -65,6 +65,9 @@ async function main() {
     await expectStatus(`http://127.0.0.1:${a.api_port}/healthz`, 200, '"ok"');
     await expectStatus(`http://127.0.0.1:${a.web_port}/readyz`, 200, '"ready"');
     await expectStatus(`http://127.0.0.1:${a.api_port}/metrics`, 404);
+    // The document is generated at run time from the compiled declarations; Redoc comes from node_modules.
+    await expectStatus(`http://127.0.0.1:${a.web_port}/openapi.json`, 200, '"openapi":"3.1.1"');
+    await expectStatus(`http://127.0.0.1:${a.api_port}/docs/redoc.standalone.js`, 200, 'Redoc');
     await expectStatus(`http://127.0.0.1:${a.ops_port}/metrics`, 200, 'teamchat_http_requests_total');
     await expectStatus(`http://127.0.0.1:${w.ops_port}/metrics`, 200, 'teamchat_queue_jobs');
     await expectStatus(`http://127.0.0.1:${m.mcp_port}/mcp`, 401, 'unauthorized'); // no credential: refused before MCP

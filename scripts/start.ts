@@ -2,8 +2,9 @@
  * `npm start`: checks PostgreSQL and Redis (outside production, starts an embedded PostgreSQL or
  * a local redis-server for one that does not answer: scripts/dev-services.ts), creates and
  * migrates the database, seeds a demo account on first start, then runs the API host, the web
- * host (one process, two ports), the MCP server and the worker as child processes. Ctrl-C stops
- * them all, then the services it started.
+ * host (one process, two ports), the MCP server and the worker as child processes, and prints
+ * its banner once the API and the worker are ready (their /readyz answer 200: warm, docs/operations.md
+ * "Readiness"). Ctrl-C stops them all, then the services it started.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -32,6 +33,20 @@ function run(name: string, entry: string): ChildProcess {
     stop(1);
   });
   return child;
+}
+
+/** How long the banner waits for the processes to be ready (ms). */
+const READY_WAIT_MS = 120_000;
+
+/** Polls a /readyz until it answers 200 (true) or READY_WAIT_MS pass (false). */
+async function waitForReady(url: string): Promise<boolean> {
+  const deadline = Date.now() + READY_WAIT_MS;
+  while (!stopping && Date.now() < deadline) {
+    const ok = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status === 200, () => false);
+    if (ok) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
 }
 
 let stopping = false;
@@ -118,6 +133,11 @@ async function main(): Promise<void> {
   children.push(run('api', 'apps/api/src/server.ts'));
   children.push(run('mcp', 'apps/mcp/src/server.ts'));
   children.push(run('worker', 'apps/worker/src/main.ts'));
+  // A port of 0 (the system picks one) is not known here: that process is not waited for.
+  const probes = [config.apiPort, config.workerOpsPort].filter((port) => port !== 0);
+  const ready = await Promise.all(probes.map((port) => waitForReady(`http://127.0.0.1:${port}/readyz`)));
+  if (stopping) return;
+  if (!ready.every(Boolean)) process.stderr.write(`not ready after ${READY_WAIT_MS / 1000} s (see the processes' logs); the banner follows anyway\n`);
   process.stdout.write(
     `API host ${config.publicApiUrl}  ·  web host ${config.publicWebUrl}  ·  MCP http://localhost:${config.mcpPort}/mcp  ·  worker running\n`,
   );

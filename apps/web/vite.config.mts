@@ -18,6 +18,8 @@ export default defineConfig({
     proxy: {
       '/accounts': { target: webHost, bypass: appOnNavigation },
       '/auth': { target: webHost },
+      // the local driver's upload URL is on PUBLIC_WEB_URL: uploads work here when it is this server's origin
+      '/uploads': { target: webHost },
     },
   },
 });

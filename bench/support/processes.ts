@@ -103,7 +103,10 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
   });
   const deadline = Date.now() + 60_000;
   while (!started) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not start (${child.exitCode}): ${out}`);
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL'); // a late starter must not work beside the bench's next try
+      throw new Error(`worker did not start (${child.exitCode}): ${out}`);
+    }
     await new Promise((res) => setTimeout(res, 50));
   }
   return {

@@ -7,8 +7,12 @@
  * bench process), the `X-Service-Delivery` header and, from the JSON body, the event's `channel.id`,
  * `ts`, `id` and `created_at` (so an arrival can be matched to the post that caused it).
  *
- * IPC: `reset` (forget arrivals), `count` (arrivals so far), `arrivals` (all of them), `cpu`,
- * `exit`. The first message it sends is `{ id: 0, value: { port, caFile } }`.
+ * A path's first segment can pick a misbehaving receiver (the isolation bench's account A), whose
+ * requests are counted (`faulty`) but not recorded as arrivals: `/hang…` never answers (the
+ * sender's answer time ends it), `/fail…` answers 500 at once, `/slow9…` answers 200 after 9 s.
+ *
+ * IPC: `reset` (forget arrivals), `count` (arrivals so far), `arrivals` (all of them), `faulty`
+ * (requests to the misbehaving paths so far), `cpu`, `exit`. The first message it sends is `{ id: 0, value: { port, caFile } }`.
  */
 import fs from 'node:fs';
 import https from 'node:https';
@@ -25,14 +29,26 @@ export interface Arrival {
   createdAt: string;
 }
 
-export type ToReceiver = { cmd: 'reset' } | { cmd: 'count' } | { cmd: 'arrivals' } | { cmd: 'cpu' } | { cmd: 'exit' };
+export type ToReceiver = { cmd: 'reset' } | { cmd: 'count' } | { cmd: 'arrivals' } | { cmd: 'faulty' } | { cmd: 'cpu' } | { cmd: 'exit' };
 
 const now = () => performance.timeOrigin + performance.now();
 
 function main(): void {
   const certs = testCertificates();
   let arrivals: Arrival[] = [];
+  let faulty = 0;
   const server = https.createServer({ key: fs.readFileSync(certs.keyFile), cert: fs.readFileSync(certs.certFile) }, (req, res) => {
+    const url = req.url ?? '/';
+    if (url.startsWith('/hang') || url.startsWith('/fail') || url.startsWith('/slow9')) {
+      faulty += 1;
+      req.resume();
+      req.on('end', () => {
+        if (url.startsWith('/fail')) res.writeHead(500, { 'content-type': 'text/plain' }).end('no');
+        else if (url.startsWith('/slow9')) setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'), 9_000).unref();
+        // /hang: no answer; the sender gives up at its answer time
+      });
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -64,6 +80,7 @@ function main(): void {
     switch (msg.cmd) {
       case 'reset': arrivals = []; break;
       case 'count': value = arrivals.length; break;
+      case 'faulty': value = faulty; break;
       case 'arrivals': value = arrivals; break;
       case 'cpu': value = process.cpuUsage(); break;
       case 'exit':

@@ -98,7 +98,7 @@ async function main(): Promise<void> {
   async function seed(deps: typeof depsOff, port: number): Promise<SeedResult> {
     const db = deps.database.db;
     const email = `bench-${core.randomToken(6)}@example.test`;
-    const acct = await db.transaction((tx) => core.createAccount(tx, { plan: 'scale', ownerEmail: email, ownerPassword: 'bench password 1' }));
+    const acct = await core.openAccount(db, { plan: 'scale', ownerEmail: email, ownerPassword: 'bench password 1' });
     const member = await core.getMemberByEmail(db, acct.account_id, email);
     const { key } = await db.transaction((tx) => core.createApiKey(tx, {
       accountId: acct.account_id, userId: member!.userId, identityId: member!.identityId, role: member!.role as 'owner',

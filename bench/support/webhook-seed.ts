@@ -27,11 +27,12 @@ export async function seedWebhookAccounts(deps: core.Deps, apiUrl: string, count
   const out: BenchAccount[] = [];
   for (let i = 0; i < count; i += 1) {
     const email = `whbench-${core.randomToken(6)}@example.test`;
-    const acct = await db.transaction((tx) => core.createAccount(tx, { plan: 'scale', ownerEmail: email, ownerPassword: 'bench password 1' }));
+    const acct = await core.openAccount(db, { plan: 'scale', ownerEmail: email, ownerPassword: 'bench password 1' });
     const member = (await core.getMemberByEmail(db, acct.account_id, email))!;
+    const otherEmail = `whbench-${core.randomToken(6)}@example.test`;
+    const otherPerson = await core.newPerson(otherEmail, 'bench password 1');
     const other = await db.transaction(async (tx) => {
-      const otherEmail = `whbench-${core.randomToken(6)}@example.test`;
-      const user = await core.ensureUser(tx, otherEmail, 'bench password 1');
+      const user = await core.ensureUser(tx, otherPerson);
       return core.addMember(tx, { accountId: acct.account_id, userId: user.id, email: otherEmail, role: 'member' });
     });
     const { key } = await db.transaction((tx) => core.createApiKey(tx, {

@@ -2,7 +2,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { createApp } from '@teamchat/api/src/app';
 import {
-  createAccount, createAgent, createApiKey, createDeps, getMemberByEmail, loadConfig, randomToken, waitReady,
+  openAccount, preparePerson, createAgent, createApiKey, createDeps, getMemberByEmail, loadConfig, randomToken, waitReady,
   addMember, ensureUser, PLAN_LIMITS, type Config, type Deps, type Plan, type PlanLimits, type Role,
 } from '@teamchat/core';
 import { testDatabaseUrl, TEST_REDIS_URL } from './env';
@@ -34,7 +34,13 @@ export async function startHarness(overrides: Partial<Config> = {}, options: { p
     current(): Date { return this.frozen ? this.now : new Date(); },
   };
   const config = loadConfig(
-    { NODE_ENV: 'test', DATABASE_URL: testDatabaseUrl(), REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'silent' },
+    {
+      NODE_ENV: 'test', DATABASE_URL: testDatabaseUrl(), REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'silent',
+      // Set by a test file that runs its tests on a Redis Cluster (test/cluster); empty: one Redis.
+      REDIS_CLUSTER_NODES: process.env.TEST_REDIS_CLUSTER_NODES ?? '',
+      // A file that includes another file's tests may raise their harness's statement bound (test/cluster).
+      ...(process.env.TEST_HARNESS_DB_BOUND_MS ? { DB_STATEMENT_TIMEOUT_MS: process.env.TEST_HARNESS_DB_BOUND_MS } : {}),
+    },
     {
       secretsKey: 'ab'.repeat(32),
       redisPrefix: `test-${randomToken(8)}`,
@@ -72,13 +78,14 @@ export function uniqueEmail(tag = 'user'): string {
 /** A fresh account (tenant) for one test. */
 export async function newAccount(h: Harness, plan: Plan = 'pro'): Promise<TestAccount> {
   const email = uniqueEmail('owner');
-  const out = await h.deps.database.db.transaction((tx) => createAccount(tx, { plan, ownerEmail: email, ownerPassword: PASSWORD }));
+  const out = await openAccount(h.deps.database.db, { plan, ownerEmail: email, ownerPassword: PASSWORD });
   return { accountId: out.account_id, owner: { userId: out.owner.user_id, identityId: out.owner.identity_id, email } };
 }
 
 export async function addPerson(h: Harness, accountId: string, role: Role, email = uniqueEmail(role)) {
+  const person = await preparePerson(h.deps.database.db, email, PASSWORD);
   return h.deps.database.db.transaction(async (tx) => {
-    const user = await ensureUser(tx, email, PASSWORD);
+    const user = await ensureUser(tx, person);
     return addMember(tx, { accountId, userId: user.id, email, role });
   });
 }

@@ -1,16 +1,13 @@
 import express, { type Express } from 'express';
 import cookieParser from 'cookie-parser';
 import type { Deps } from '@teamchat/core';
-import { authenticateFor, wrongHost } from './http/authenticate';
+import { authenticateFor } from './http/authenticate';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { meterReads } from './http/limits';
 import type { Host } from './http/locals';
 import { httpMetrics } from './http/metrics';
 import { requestContext } from './http/request-id';
-import { authRouter } from './routes/auth';
-import { buildRouter } from './routes';
-import { healthRouter } from './routes/health';
-import { uploadTargetRouter } from './routes/upload-target';
+import { buildRouters } from './routes';
 import { webAppRouter, webSecurityHeaders } from './http/web-app';
 
 /** Request bodies above this (after decompression) answer 400 invalid_request, reason body_too_large (docs/api.md "Hostile input"). */
@@ -23,6 +20,7 @@ export const BODY_LIMIT = '1mb';
 export function createApp(deps: Deps, host: Host): Express {
   const app = express();
   app.set('deps', deps);
+  app.set('public host', host);
   if (deps.config.trustProxy) {
     // TRUST_PROXY: exactly one reverse proxy in front, so req.ip is the address it appended
     // last to X-Forwarded-For (earlier entries are the client's own claims and never trusted).
@@ -38,30 +36,27 @@ export function createApp(deps: Deps, host: Host): Express {
   app.set('query parser', 'simple');
   meterReads(app);
 
+  // Every route comes from its declaration (packages/contract), in three stages.
+  const routers = buildRouters(host);
   app.use(requestContext(host));
   app.use(httpMetrics);
-  app.use(healthRouter());
-  // The local driver's signed upload URL: before the body parser (the bytes stream to storage)
-  // and before authentication (the URL is the permission).
-  if (host === 'web') app.use(uploadTargetRouter());
+  // Unauthenticated, before the body parser: the probes, the reference, and on the web host the
+  // local driver's signed upload URL (the bytes stream to storage; the URL is the permission).
+  app.use(routers.probes);
   app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
 
   if (host === 'web') {
     // The web app (static files, and index.html for a browser's navigation) needs no session.
-    app.use(webSecurityHeaders);
+    app.use(webSecurityHeaders(deps.config));
     app.use(webAppRouter());
     // Only the web host authenticates by cookie; the API host parses them only to refuse a
     // browser session that sent no bearer (authenticate.ts), not on every request.
     app.use(cookieParser());
-    app.use(authRouter());
-  } else {
-    app.all('/auth/{*rest}', () => {
-      throw wrongHost('web', deps.config.publicWebUrl);
-    });
   }
+  app.use(routers.auth); // web: sign-in, sign-out; API host: /auth/* names the web host
 
   app.use(authenticateFor(host));
-  app.use(buildRouter());
+  app.use(routers.accounts);
 
   app.use(notFoundHandler);
   app.use(errorHandler);

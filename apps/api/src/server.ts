@@ -1,14 +1,16 @@
 import { ConfigError, createDeps, drainable, loadConfig, onShutdownSignals, startOpsServer, waitReady } from '@teamchat/core';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
+import { apiWarmUp } from './warm-up';
 
 /**
  * Entrypoint: serves the API host on API_PORT and the web host on WEB_PORT from one process,
- * and /healthz, /readyz and /metrics on OPS_PORT (never a public port).
+ * and /healthz, /readyz and /metrics on OPS_PORT (never a public port). /readyz answers 503
+ * until the process is warm (apiWarmUp, docs/operations.md "Readiness").
  */
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const deps = createDeps(config, 'api');
+  const deps = createDeps(config, 'api', { serving: true });
   await waitReady(deps.redis);
   const listen = (app: ReturnType<typeof createApp>, port: number) =>
     new Promise<import('node:http').Server>((resolve, reject) => {
@@ -34,6 +36,7 @@ async function main(): Promise<void> {
       { name: 'ops', run: () => ops.close() },
     ],
   });
+  await deps.warmth.run(apiWarmUp(deps, { api: apiServer, web: webServer }), deps.logger);
 }
 
 main().catch((err: Error) => {

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import {
-  ACCOUNT_STATES, ALL_SCOPES, AppError, EVENT_TYPES, MESSAGE_EVENT_TYPES, PASSWORD_MAX, PASSWORD_MIN, PLANS, ROLES, addMember, createAccount, createAgent, createApiKey, ensureUser,
+  ACCOUNT_STATES, ALL_SCOPES, AppError, EVENT_TYPES, MESSAGE_EVENT_TYPES, PASSWORD_MAX, PASSWORD_MIN, PLANS, ROLES, addMember, createAgent, createApiKey, ensureUser, openAccount, preparePerson,
   getMemberByEmail, parseDuration, recordAudit, requireAccount, revokeCredential, setAccountPlan, setAccountState, setMemberRole,
   type AccountState, type Plan, type Role,
 } from '@teamchat/core';
@@ -70,20 +70,23 @@ export const COMMANDS: Record<string, Command> = {
       'owner-password': password.required(),
       name: Joi.string().max(120),
     }),
-    run: (db, o) => db.transaction((tx) => createAccount(tx, { plan: o.plan as Plan, ownerEmail: o['owner-email'], ownerPassword: o['owner-password'], name: o.name })),
+    run: (db, o) => openAccount(db, { plan: o.plan as Plan, ownerEmail: o['owner-email'], ownerPassword: o['owner-password'], name: o.name }),
   },
   'user:add': {
     summary: 'give a person a seat in an account',
     usage: '--account A --email E --password P --role owner|admin|member',
     options: Joi.object({ account: accountId.required(), email: email.required(), password: password.required(), role: Joi.string().valid(...ROLES).required() }),
-    run: (db, o) =>
-      db.transaction(async (tx) => {
+    run: async (db, o) => {
+      await requireAccount(db, o.account);
+      const person = await preparePerson(db, o.email, o.password);
+      return db.transaction(async (tx) => {
         await requireAccount(tx, o.account);
-        const user = await ensureUser(tx, o.email, o.password);
+        const user = await ensureUser(tx, person);
         const out = await addMember(tx, { accountId: o.account, userId: user.id, email: user.email, role: o.role as Role });
         await recordAudit(tx, { accountId: o.account, action: 'member.added', via: 'cli', targetType: 'user', targetId: user.id, data: { role: o.role } });
         return out;
-      }),
+      });
+    },
   },
   'user:set-role': {
     summary: "change a member's role (recorded in the audit log)",

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { authenticateCredential, createAccount } from '@teamchat/core';
+import { authenticateCredential, openAccount } from '@teamchat/core';
 import { accounts, createDatabase } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 
@@ -42,7 +42,7 @@ async function accountIds(): Promise<string[]> {
 
 test('refused without confirmation, in production, and for a database elsewhere: nothing is dropped (exit 2)', async () => {
   const database = createDatabase(url, { max: 1 });
-  const existing = await database.db.transaction((tx) => createAccount(tx, { plan: 'pro', ownerEmail: `keep-${Date.now()}@reset.test`, ownerPassword: 'password-1' }));
+  const existing = await openAccount(database.db, { plan: 'pro', ownerEmail: `keep-${Date.now()}@reset.test`, ownerPassword: 'password-1' });
   await database.close();
 
   const unconfirmed = await admin({ DATABASE_URL: url }, 'demo:reset', '--json'); // stdin is not a terminal

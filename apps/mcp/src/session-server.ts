@@ -80,7 +80,7 @@ export function createSessionServer(deps: Deps, opts: { apiUrl: string; session:
         secretsKey: deps.config.secretsKey,
         now: deps.now(),
         requestId,
-      }, tool.request(parsed.data));
+      }, tool, parsed.data);
       return toToolResult(tool, res);
     } catch (err) {
       if (err instanceof AppError) return appErrorResult(err, { requestId, statusUrl: `${deps.config.publicWebUrl}/status` });

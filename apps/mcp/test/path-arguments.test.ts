@@ -12,7 +12,7 @@ import { call, startMcpHarness, type McpHarness } from './support';
 /**
  * Tool arguments cannot steer the MCP server to another REST path: every id argument's schema is
  * its id's exact form (`ch_…`, `job_…`, `whe_…`, `dlv_…`, `idn_…`; a message `ts`; an emoji name),
- * and the REST client refuses a path segment of `.`, `..` or nothing whatever the tool. The MCP
+ * and the typed client refuses a path parameter of `.`, `..` or nothing whatever the tool. The MCP
  * server here calls a recording HTTP server instead of the API host, so a request that escaped
  * would be seen.
  */
@@ -103,18 +103,26 @@ describe('MCP id arguments match their id forms; nothing reaches another REST pa
   });
 });
 
-describe('the REST client refuses ".", ".." and empty path segments whatever the tool', () => {
+describe('the typed client refuses ".", ".." and empty path parameters whatever the tool', () => {
   const ctx = () => ({
     apiUrl: urlOf(recorder), token: 'key_x', credentialId: 'key_x', accountId: well('account'),
     session: { client: 'c', version: '1' }, secretsKey: h.deps.config.secretsKey, now: new Date(), requestId: 'mcp_test',
   });
-  test.each(['/jobs/..', '/jobs/.', '/jobs/', '/jobs//x', '/jobs/%2e%2e', '/jobs/%2E', '/channels/../../accounts', '/..'])('%s → invalid_request (invalid_path_segment), nothing sent', async (path) => {
-    await expect(callRest(ctx(), { method: 'GET', path })).rejects.toMatchObject({ code: 'invalid_request', extras: { reason: 'invalid_path_segment' } });
+  // callRest takes the arguments as given: these skip the tool's own argument schema.
+  const getJob = TOOLS.find((t) => t.name === 'get_job')!;
+  test.each(['..', '.', ''])('job_id %j → invalid_request (invalid_path_segment), nothing sent', async (jobId) => {
+    await expect(callRest(ctx(), getJob, { job_id: jobId })).rejects.toMatchObject({ code: 'invalid_request', extras: { reason: 'invalid_path_segment' } });
     expect(seen).toEqual([]);
   });
 
-  test('a plain path is sent as written', async () => {
-    const res = await callRest(ctx(), { method: 'GET', path: `/jobs/${well('job')}` });
+  test.each([['%2e%2e', '%252e%252e'], ['../..', '..%2F..'], ['a/b', 'a%2Fb']])('job_id %j is sent as one segment (%s), on the tool\'s route', async (jobId, sent) => {
+    const res = await callRest(ctx(), getJob, { job_id: jobId });
+    expect(res.status).toBe(200);
+    expect(seen).toEqual([`GET /accounts/${well('account')}/jobs/${sent}`]);
+  });
+
+  test('a plain id is sent as written', async () => {
+    const res = await callRest(ctx(), getJob, { job_id: well('job') });
     expect(res.status).toBe(200);
     expect(seen).toEqual([`GET /accounts/${well('account')}/jobs/${well('job')}`]);
   });

@@ -12,7 +12,9 @@ import { AccountPage } from './pages/Account';
 import { MembersPage } from './pages/Members';
 import { ChannelsPage } from './pages/messaging/Channels';
 import { DirectMessagesPage } from './pages/messaging/DirectMessages';
-import { FilesPage, MirrorsPage } from './pages/Pending';
+import { FilesPage } from './pages/files/Files';
+import { MirrorsPage } from './pages/mirrors/Mirrors';
+import { MirrorPage } from './pages/mirrors/Mirror';
 import { SearchPage } from './pages/Search';
 import { NotFoundPage } from './pages/NotFound';
 
@@ -42,6 +44,7 @@ export const router = createBrowserRouter([
       { path: 'webhooks/:endpointId', element: <EndpointPage /> },
       { path: 'webhooks/:endpointId/deliveries', element: <EndpointPage /> },
       { path: 'mirrors', element: <MirrorsPage /> },
+      { path: 'mirrors/:mirrorId', element: <MirrorPage /> },
       { path: 'files', element: <FilesPage /> },
       { path: 'search', element: <SearchPage /> },
       { path: 'api-keys', element: <ApiKeysPage /> },

@@ -1,9 +1,8 @@
 import request from 'supertest';
-import { startWorker, type RunningWorker } from '../../worker/src/worker';
 import { bearer, newAccount, newKey, signInWeb, type TestAccount } from '../../../test/support/harness';
-import { startReceiver, type Receiver } from '../../../test/support/https-receiver';
+import type { Receiver } from '../../../test/support/https-receiver';
 import { eventually } from '../../../test/support/webhooks';
-import { newPage, screenshot, seriousViolations, signIn, startWebEnv, type WebEnv } from './support/browser';
+import { newPage, screenshot, seriousViolations, signIn, startLiveWebEnv, type LiveWebEnv, type WebEnv } from './support/browser';
 import { signedWith, v1Count } from './support/signature';
 
 jest.setTimeout(120_000);
@@ -15,20 +14,17 @@ jest.setTimeout(120_000);
  */
 let env: WebEnv;
 let rx: Receiver;
-let worker: RunningWorker;
-/** the account whose events the worker delivers (the worker relays only the accounts it is given) */
+/** the account whose events the worker relays */
 let live: TestAccount;
 
+let stack: LiveWebEnv;
+
 beforeAll(async () => {
-  env = await startWebEnv();
-  rx = await startReceiver();
-  live = await newAccount(env.h);
-  worker = startWorker(env.h.deps, { maintenanceIntervalMs: 60_000, webhooks: { accountIds: [live.accountId] } });
+  stack = await startLiveWebEnv();
+  ({ env, rx, live } = stack);
 });
 afterAll(async () => {
-  await worker?.close();
-  await rx?.close();
-  await env?.close();
+  await stack?.close();
 });
 beforeEach(() => {
   rx.fallback = { status: 200 };
@@ -163,6 +159,7 @@ test('delivery log: filter to dead, replay one, then Replay failed since… and 
   await signIn(page, live.owner.email);
   await page.goto(`/a/${live.accountId}/webhooks/${ep.body.id}`);
   const log = page.getByRole('region', { name: 'Delivery log' });
+  await page.getByTestId('chart-totals').waitFor();
   await log.getByRole('checkbox', { name: 'dead' }).check();
   await page.waitForURL(/status=dead/);
   const table = log.getByRole('table');
@@ -193,6 +190,31 @@ test('delivery log: filter to dead, replay one, then Replay failed since… and 
   await page.getByText('Replayed 2 of 2 deliveries.').waitFor({ timeout: 30_000 });
   const again = mine().slice(before).map((r) => JSON.parse(r.body).id).sort();
   expect(again).toEqual([...events].sort());
+
+  // the charts, from the stats route: every attempt above in this hour's bar, by outcome; latency p50/p99
+  await page.reload();
+  const charts = page.getByRole('region', { name: 'Deliveries' });
+  const bars = charts.getByTestId('chart-bar');
+  const readChart = async () => {
+    const counts = (await bars.evaluateAll((els) => els.map((el) => Number(el.getAttribute('data-count'))))).filter((n) => n > 0);
+    const totals = (await charts.getByTestId('chart-totals').textContent())!;
+    return { bars: await bars.count(), counts, attempts: Number(/(\d+) attempts/.exec(totals)![1]) };
+  };
+  await charts.getByRole('img', { name: /^Deliveries per hour by outcome, last 24 hours: 3 delivered, [1-9]\d* failed, 3 dead$/ }).waitFor();
+  const day = await readChart();
+  expect(day.bars).toBe(24);
+  expect(day.attempts).toBeGreaterThanOrEqual(3 * 2 + 3);
+  expect(day.counts.reduce((x, y) => x + y, 0)).toBe(day.attempts);
+  // the delivered part of a bar is drawn (its height is a share of the busiest hour)
+  expect(await charts.locator('.seg.ok').evaluateAll((els) => els.some((el) => el.getBoundingClientRect().height > 0))).toBe(true);
+  await charts.getByRole('img', { name: /^Latency, last 24 hours: p50 \d+ ms, p99 \d+ ms$/ }).waitFor();
+  await charts.getByRole('heading', { name: 'Deliveries' }).evaluate((el) => el.scrollIntoView());
+  await screenshot(page, 'endpoint-charts');
+  await charts.getByRole('button', { name: '7 days' }).click();
+  await charts.getByRole('img', { name: /^Deliveries per hour by outcome, last 7 days: 3 delivered/ }).waitFor();
+  const week = await readChart();
+  expect(week.bars).toBe(168);
+  expect(week.attempts).toBe(day.attempts);
 
   // the list shows each endpoint's health and state in words: one a credential registered, one turned off
   await request(env.h.api).post(`/accounts/${live.accountId}/webhooks`).set(bearer(key)).send({ url: rx.url(pathOf()), events: ['mention'], channels: 'all' }).expect(201);

@@ -1,6 +1,5 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import type Redis from 'ioredis';
-import { AppError, JOBS_QUEUE, assertAccountActive, claimJob, finishJob, jobDefinition, releaseJob, type Deps, type JobMessage } from '@teamchat/core';
+import { AppError, JOBS_QUEUE, queuePrefix, type RedisClient, assertAccountActive, claimJob, finishJob, jobDefinition, releaseJob, type Deps, type JobMessage } from '@teamchat/core';
 
 /**
  * Runs background jobs: loads the row by id, claims it (queued → running), runs the handler
@@ -10,7 +9,7 @@ import { AppError, JOBS_QUEUE, assertAccountActive, claimJob, finishJob, jobDefi
  * other error is transient: the row goes back to queued and BullMQ retries with backoff
  * (JOB_RETRY), and only when the attempts are spent is the job failed.
  */
-export function startJobRunner(deps: Deps, connection: Redis, concurrency = 4): Worker<JobMessage> {
+export function startJobRunner(deps: Deps, connection: RedisClient, concurrency = 4): Worker<JobMessage> {
   const worker = new Worker<JobMessage>(
     JOBS_QUEUE,
     async (job: Job<JobMessage>) => {
@@ -52,7 +51,7 @@ export function startJobRunner(deps: Deps, connection: Redis, concurrency = 4): 
         return { ok: false };
       }
     },
-    { connection, prefix: deps.config.redisPrefix, concurrency },
+    { connection, prefix: queuePrefix(deps.config, JOBS_QUEUE), concurrency },
   );
   worker.on('error', (err) => deps.logger.error('job worker error', { error: err.message }));
   return worker;

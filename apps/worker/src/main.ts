@@ -1,4 +1,5 @@
 import { ConfigError, createDeps, loadConfig, onShutdownSignals, startOpsServer } from '@teamchat/core';
+import { engineWarmUp } from '@teamchat/delivery';
 import { opsPortFlag } from './args';
 import { startWorker } from './worker';
 
@@ -6,9 +7,12 @@ import { startWorker } from './worker';
 async function main(): Promise<void> {
   const flag = opsPortFlag(process.argv.slice(2));
   const config = loadConfig(flag === undefined ? process.env : { ...process.env, WORKER_OPS_PORT: flag });
-  const deps = createDeps(config, 'worker', { statementTimeoutMs: config.workerDbStatementTimeoutMs });
-  const worker = startWorker(deps);
+  const deps = createDeps(config, 'worker', { statementTimeoutMs: config.workerDbStatementTimeoutMs, serving: true });
+  // The operations port answers at once (/readyz 503 while warming); the engine starts warm
+  // (docs/operations.md "Readiness").
   const ops = await startOpsServer(deps, config.workerOpsPort);
+  await deps.warmth.run(engineWarmUp(deps), deps.logger);
+  const worker = startWorker(deps);
   deps.logger.info('worker started', { ops_port: ops.port });
   onShutdownSignals({
     logger: deps.logger,

@@ -1,4 +1,4 @@
-import { createRedis, type Deps } from '@teamchat/core';
+import { createRedisFor, type Deps } from '@teamchat/core';
 import { startJobRunner } from './job-runner';
 import { startMaintenance } from './maintenance';
 import { startDeliveryEngine, type DeliveryEngineOptions } from '@teamchat/delivery';
@@ -11,7 +11,7 @@ export interface RunningWorker {
 
 /** Starts every background loop of the worker process against the given deps. */
 export function startWorker(deps: Deps, options: { maintenanceIntervalMs?: number; webhooks?: DeliveryEngineOptions } = {}): RunningWorker {
-  const connection = createRedis(deps.config.redisUrl, 'worker');
+  const connection = createRedisFor(deps.config, 'worker');
   const runner = startJobRunner(deps, connection);
   const maintenance = startMaintenance(deps, options.maintenanceIntervalMs);
   const webhooks = startDeliveryEngine(deps, options.webhooks);

@@ -8,6 +8,19 @@ export interface Config {
   nodeEnv: 'development' | 'production' | 'test';
   databaseUrl: string;
   redisUrl: string;
+  /**
+   * Redis Cluster start-up nodes (REDIS_CLUSTER_NODES, `host:port,host:port`); empty = one Redis at
+   * redisUrl. On a cluster every key is named with a hash tag (redis-keys.ts).
+   */
+  redisClusterNodes: ReadonlyArray<{ host: string; port: number }>;
+  /**
+   * `session` (default): each pooled connection is the application's for its life (direct to
+   * PostgreSQL, or PgBouncer in session mode). `transaction`: PgBouncer in transaction mode, so no
+   * session state is set or relied on (docs/operations.md "PgBouncer").
+   */
+  databasePoolMode: 'session' | 'transaction';
+  /** a direct connection (not through PgBouncer) for LISTEN and migrations; null: DATABASE_URL is direct, or the relay polls */
+  databaseDirectUrl: string | null;
   /** API host port (keys and tokens); default 3000 */
   apiPort: number;
   /** web host port (web sessions); default 3001 */
@@ -87,6 +100,9 @@ const schema = Joi.object({
   NODE_ENV: Joi.string().valid('development', 'production', 'test').default('development'),
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).default('postgres://postgres@127.0.0.1:5432/teamchat'),
   REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
+  REDIS_CLUSTER_NODES: Joi.string().pattern(/^\s*[A-Za-z0-9.-]+:\d{1,5}\s*(,\s*[A-Za-z0-9.-]+:\d{1,5}\s*)*$/).allow('').default(''),
+  DATABASE_POOL_MODE: Joi.string().valid('session', 'transaction').default('session'),
+  DATABASE_DIRECT_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).allow(''),
   API_PORT: Joi.number().port().default(3000),
   WEB_PORT: Joi.number().port().default(3001),
   PUBLIC_API_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
@@ -120,6 +136,24 @@ const schema = Joi.object({
   S3_BUCKET: Joi.string().pattern(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/).when('FILES_DRIVER', { is: 's3', then: Joi.required() }),
   S3_REGION: Joi.string().pattern(/^[a-z0-9-]{1,32}$/).default('us-east-1'),
 }).unknown(true);
+
+/**
+ * Where a process may LISTEN (the relay's wake-up): DATABASE_DIRECT_URL, else DATABASE_URL unless
+ * it is PgBouncer in transaction mode (a LISTEN there is lost with the server connection it ran
+ * on); null: no LISTEN, the relay polls (docs/operations.md "PgBouncer").
+ */
+export function listenDatabaseUrl(config: Pick<Config, 'databaseUrl' | 'databaseDirectUrl' | 'databasePoolMode'>): string | null {
+  if (config.databaseDirectUrl) return config.databaseDirectUrl;
+  return config.databasePoolMode === 'transaction' ? null : config.databaseUrl;
+}
+
+/** `host:port,host:port` (validated by the schema) to start-up nodes. */
+function parseClusterNodes(text: string): Array<{ host: string; port: number }> {
+  return text.split(',').map((n) => n.trim()).filter(Boolean).map((n) => {
+    const colon = n.lastIndexOf(':');
+    return { host: n.slice(0, colon), port: Number(n.slice(colon + 1)) };
+  });
+}
 
 /** Where a development SECRETS_KEY is kept between restarts when none is given. */
 const DEV_KEY_FILE = path.resolve(process.cwd(), '.dev-secrets-key');
@@ -167,6 +201,9 @@ export function loadConfig(
     nodeEnv: value.NODE_ENV,
     databaseUrl: value.DATABASE_URL,
     redisUrl: value.REDIS_URL,
+    redisClusterNodes: parseClusterNodes(value.REDIS_CLUSTER_NODES),
+    databasePoolMode: value.DATABASE_POOL_MODE,
+    databaseDirectUrl: value.DATABASE_DIRECT_URL || null,
     apiPort: value.API_PORT,
     webPort: value.WEB_PORT,
     publicApiUrl: (value.PUBLIC_API_URL ?? `http://localhost:${value.API_PORT}`).replace(/\/$/, ''),

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from './redis';
 import type { Database } from '@teamchat/db';
 import type { Config } from './config';
 import type { CursorCodec } from './cursor';
@@ -7,12 +7,14 @@ import type { JobQueue } from './jobs/queue';
 import type { Metrics } from './metrics/metrics';
 import type { HeavyReadGate } from './limits/heavy-reads';
 import type { PasswordHashingGate } from './auth/password-hashing-gate';
+import type { Warmth } from './ops/warm-up';
 
 /** Everything a use case may need, built once per process. */
 export interface Deps {
   config: Readonly<Config>;
   database: Database;
-  redis: Redis;
+  /** one Redis, or a Redis Cluster (REDIS_CLUSTER_NODES): key names from redis-keys.ts */
+  redis: RedisClient;
   logger: Logger;
   cursors: CursorCodec;
   jobQueue: JobQueue;
@@ -24,4 +26,6 @@ export interface Deps {
   heavyReads: HeavyReadGate;
   /** the process's bound on concurrent password hashing (sign-in) */
   passwordHashing: PasswordHashingGate;
+  /** whether the process is warm: /readyz answers 200 only then (ops/warm-up.ts) */
+  warmth: Warmth;
 }

@@ -4,27 +4,36 @@ import type { Deps } from './context';
 import { CursorCodec } from './cursor';
 import { deriveKey } from './crypto';
 import { createLogger } from './logger';
-import { createRedis } from './redis';
+import { createRedisFor } from './redis';
 import { JobQueue } from './jobs/queue';
 import { createMetrics } from './metrics/metrics';
 import { HeavyReadGate } from './limits/heavy-reads';
 import { PasswordHashingGate } from './auth/password-hashing-gate';
+import { Warmth } from './ops/warm-up';
 
 /** Builds the process-wide dependencies; `close` releases them in reverse order. */
 export function createDeps(
   config: Readonly<Config>,
   service: string,
-  options: { now?: () => Date; poolSize?: number; statementTimeoutMs?: number } = {},
+  options: {
+    now?: () => Date;
+    poolSize?: number;
+    statementTimeoutMs?: number;
+    /** a serving process (API, worker): starts cold (not ready until its warm-up ran) and keeps its idle connections open; default false */
+    serving?: boolean;
+  } = {},
 ): Deps & { close(): Promise<void> } {
   const poolSize = options.poolSize ?? 10;
   const database = createDatabase(config.databaseUrl, {
     max: poolSize,
     application_name: service,
+    keepIdle: options.serving ?? false,
     statementTimeoutMs: options.statementTimeoutMs ?? config.dbStatementTimeoutMs,
+    poolMode: config.databasePoolMode,
   });
-  const redis = createRedis(config.redisUrl, 'producer');
+  const redis = createRedisFor(config, 'producer');
   const now = options.now ?? (() => new Date());
-  const jobQueue = new JobQueue(redis, config.redisPrefix);
+  const jobQueue = new JobQueue(redis, config);
   const metrics = createMetrics();
   metrics.watchOutbox(database.pool);
   metrics.trackQueue(jobQueue.queue);
@@ -38,6 +47,7 @@ export function createDeps(
     metrics,
     now,
     passwordHashing: new PasswordHashingGate(),
+    warmth: new Warmth(!options.serving),
     heavyReads: new HeavyReadGate({ poolSize, maxWaitMs: options.statementTimeoutMs ?? config.dbStatementTimeoutMs }),
   };
   return {

@@ -7,6 +7,7 @@ export * from './cursor';
 export * from './logger';
 export * from './config';
 export * from './redis';
+export * from './redis-keys';
 export * from './principal';
 export * from './context';
 export * from './audit';

@@ -1,5 +1,9 @@
 import type { Socket } from 'node:net';
-import Redis, { RedisOptions } from 'ioredis';
+import Redis, { Cluster, RedisOptions } from 'ioredis';
+import type { Config } from './config';
+
+/** One Redis or a Redis Cluster (REDIS_CLUSTER_NODES); every key is named by redis-keys.ts. */
+export type RedisClient = Redis | Cluster;
 
 /**
  * A producer's command that gets no answer in this long (ms) fails, so a Redis that accepts
@@ -13,15 +17,68 @@ export const PRODUCER_COMMAND_TIMEOUT_MS = 1_000;
  * requires maxRetriesPerRequest: null for blocking commands).
  */
 export function createRedis(url: string, role: 'producer' | 'worker', extra: RedisOptions = {}): Redis {
-  const options: RedisOptions =
-    role === 'producer'
-      ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS, ...extra }
-      : { maxRetriesPerRequest: null, ...extra };
-  const redis = new Redis(url, options);
+  const redis = new Redis(url, { ...roleOptions(role), ...extra });
   if (role === 'producer') coalesceWrites(redis);
   // Without a listener an unreachable Redis would crash the process with an unhandled 'error'.
   redis.on('error', () => undefined);
   return redis;
+}
+
+function roleOptions(role: 'producer' | 'worker'): RedisOptions {
+  return role === 'producer'
+    ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS }
+    : { maxRetriesPerRequest: null };
+}
+
+/**
+ * The process's Redis connection of `role` as configured: a Redis Cluster client when
+ * REDIS_CLUSTER_NODES is set (it learns the other nodes and the slot map from the start-up
+ * nodes, and follows MOVED/ASK redirections), else one Redis at REDIS_URL. The roles' options
+ * are the same either way; on a cluster they apply to each node's connection, and the producer
+ * also refuses commands while the cluster is not ready.
+ */
+export function createRedisFor(config: Pick<Config, 'redisUrl' | 'redisClusterNodes'>, role: 'producer' | 'worker'): RedisClient {
+  if (config.redisClusterNodes.length === 0) return createRedis(config.redisUrl, role);
+  const cluster = new Cluster(config.redisClusterNodes.map((n) => ({ host: n.host, port: n.port })), {
+    enableOfflineQueue: role === 'worker',
+    redisOptions: roleOptions(role),
+    // A cluster whose nodes are all away is tried again every second, like one Redis (ioredis' default gives up on none).
+    clusterRetryStrategy: () => 1000,
+  });
+  cluster.on('error', () => undefined);
+  return cluster;
+}
+
+/** The hash slot (0..16383) of a key, as Redis Cluster computes it: CRC16 of the hash tag's content when there is one. */
+export function keySlot(key: string): number {
+  const open = key.indexOf('{');
+  if (open >= 0) {
+    const close = key.indexOf('}', open + 1);
+    if (close > open + 1) key = key.slice(open + 1, close);
+  }
+  let crc = 0;
+  for (const byte of Buffer.from(key)) {
+    crc ^= byte << 8;
+    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc % 16384;
+}
+
+/**
+ * Items whose keys one script touches, cut into groups of one hash slot each on a cluster (a
+ * script may only touch keys of one slot there); on one Redis a single group, so the script
+ * runs once as it always did. Order within a group is kept.
+ */
+export function bySlot<T>(redis: RedisClient, items: readonly T[], keyOf: (item: T) => string): T[][] {
+  if (!redis.isCluster || items.length <= 1) return [[...items]];
+  const groups = new Map<number, T[]>();
+  for (const item of items) {
+    const slot = keySlot(keyOf(item));
+    const group = groups.get(slot);
+    if (group) group.push(item);
+    else groups.set(slot, [item]);
+  }
+  return [...groups.values()];
 }
 
 /**
@@ -54,7 +111,7 @@ function coalesceWrites(redis: Redis): void {
 const CORKED = Symbol('teamchat.corked');
 
 /** Resolves once the connection is ready (a producer with enableOfflineQueue:false needs this at boot). */
-export async function waitReady(redis: Redis, timeoutMs = 5000): Promise<void> {
+export async function waitReady(redis: RedisClient, timeoutMs = 5000): Promise<void> {
   if (redis.status === 'ready') return;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('Redis did not become ready in time')), timeoutMs);

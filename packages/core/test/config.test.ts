@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../src/config';
+import { ConfigError, listenDatabaseUrl, loadConfig } from '../src/config';
 
 const KEY = 'ab'.repeat(32);
 
@@ -15,6 +15,23 @@ describe('config is validated once, at boot (README: Configuration)', () => {
       limitsEnabled: true,
     });
     expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  test('REDIS_CLUSTER_NODES, DATABASE_POOL_MODE and DATABASE_DIRECT_URL (docs/operations.md "Redis Cluster", "PgBouncer")', () => {
+    const plain = loadConfig({ SECRETS_KEY: KEY });
+    expect(plain).toMatchObject({ redisClusterNodes: [], databasePoolMode: 'session', databaseDirectUrl: null });
+    expect(listenDatabaseUrl(plain)).toBe(plain.databaseUrl);
+    const c = loadConfig({
+      SECRETS_KEY: KEY, REDIS_CLUSTER_NODES: ' 10.0.0.1:7000, redis-b.internal:7001 ', DATABASE_POOL_MODE: 'transaction',
+      DATABASE_URL: 'postgres://app@pgbouncer:6432/teamchat',
+    });
+    expect(c.redisClusterNodes).toEqual([{ host: '10.0.0.1', port: 7000 }, { host: 'redis-b.internal', port: 7001 }]);
+    // behind PgBouncer in transaction mode without a direct URL the relay does not LISTEN (it polls)
+    expect(listenDatabaseUrl(c)).toBeNull();
+    const direct = loadConfig({ SECRETS_KEY: KEY, DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: 'postgres://app@db:5432/teamchat' });
+    expect(listenDatabaseUrl(direct)).toBe('postgres://app@db:5432/teamchat');
+    expect(() => loadConfig({ SECRETS_KEY: KEY, REDIS_CLUSTER_NODES: 'redis://a:1' })).toThrow(/REDIS_CLUSTER_NODES/);
+    expect(() => loadConfig({ SECRETS_KEY: KEY, DATABASE_POOL_MODE: 'statement' })).toThrow(/DATABASE_POOL_MODE/);
   });
 
   test('a bad value stops boot with a message naming it', () => {

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { drizzle, NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { Client, Pool, PoolClient, PoolConfig } from 'pg';
 import * as schema from './schema';
@@ -16,22 +17,41 @@ export interface Database {
 
 export interface DatabaseOptions extends Pick<PoolConfig, 'max' | 'application_name'> {
   /**
+   * Keep idle connections open (default false: pg closes a connection idle for 10 s). The
+   * service's processes keep theirs, so the first burst after a quiet spell does not pay a
+   * connect, an authentication and a Parse per named statement (docs/operations.md "Readiness").
+   */
+  keepIdle?: boolean;
+  /**
    * PostgreSQL-side bound, in ms, on one statement and on a transaction left idle: sent as the
    * connection's `statement_timeout` and `idle_in_transaction_session_timeout`, so no caller can
    * hold a connection longer than this whatever the JavaScript side does. Unset: no bound
    * (migrations and operator commands).
    */
   statementTimeoutMs?: number;
+  /**
+   * `transaction`: the URL is PgBouncer in transaction pooling mode (docs/operations.md
+   * "PgBouncer"), where consecutive transactions of one pooled client may run on different server
+   * connections, so nothing may live in the session: the bound above is set with SET LOCAL as
+   * each transaction's first statement (PgBouncer refuses it as a start-up parameter), and
+   * statements are unnamed (a named statement parsed on one server connection is unknown on the
+   * next; PgBouncer 1.21+ with max_prepared_statements lifts this, not relied on). Default
+   * `session`: the connection is the client's for its life (PostgreSQL directly, or PgBouncer in
+   * session mode).
+   */
+  poolMode?: 'session' | 'transaction';
 }
 
 /** The one place a pool is opened. */
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
   const bound = options.statementTimeoutMs;
+  const pooled = options.poolMode === 'transaction';
   const pool = new Pool({
     connectionString: url,
     max: options.max ?? 10,
     application_name: options.application_name,
-    ...(bound === undefined ? {} : { statement_timeout: bound, idle_in_transaction_session_timeout: bound }),
+    ...(options.keepIdle ? { idleTimeoutMillis: 0 } : {}),
+    ...(bound === undefined || pooled ? {} : { statement_timeout: bound, idle_in_transaction_session_timeout: bound }),
   });
   // An idle client that errors (server restart) must not crash the process.
   pool.on('error', () => undefined);
@@ -40,6 +60,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   // next one still fails, and the pool discards the dead client on release.
   pool.on('connect', (client) => {
     client.on('error', () => undefined);
+    if (pooled) unnameStatements(client);
   });
   const db = drizzle(pool, { schema });
   // drizzle-orm's transaction() on a pool checks a client out and runs BEGIN before its
@@ -57,13 +78,32 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
         single = drizzle(client, { schema }) as unknown as Db;
         onClient.set(client, single);
       }
-      return await single.transaction(run, config);
+      if (!pooled || bound === undefined) return await single.transaction(run, config);
+      // Behind PgBouncer (transaction mode) the bound lasts exactly the transaction: one round trip more each.
+      const setBound = sql.raw(`SET LOCAL statement_timeout = ${Math.floor(bound)}; SET LOCAL idle_in_transaction_session_timeout = ${Math.floor(bound)}`);
+      return await single.transaction(async (tx) => {
+        await tx.execute(setBound);
+        return run(tx);
+      }, config);
     } finally {
       // A client whose connection died is not queryable; the pool discards it on release.
       client.release();
     }
   }) as Db['transaction'];
   return { db, pool, close: () => pool.end() };
+}
+
+/** Sends every query of `client` unnamed (transaction pooling: see DatabaseOptions.poolMode). */
+function unnameStatements(client: PoolClient): void {
+  const query = client.query as (...args: unknown[]) => unknown;
+  client.query = function unnamedQuery(this: PoolClient, ...args: unknown[]) {
+    const first = args[0];
+    if (first && typeof first === 'object' && 'name' in first && (first as { name?: string }).name) {
+      const { name: _name, ...unnamed } = first as Record<string, unknown>;
+      args[0] = unnamed;
+    }
+    return query.apply(this, args);
+  } as PoolClient['query'];
 }
 
 /** A dedicated connection that LISTENs on one channel (see `listen`). */

@@ -1,5 +1,6 @@
 export * from './client';
 export * from './migrate';
+export * from './online';
 export * from './statements';
 export * as schema from './schema';
 export * from './schema';

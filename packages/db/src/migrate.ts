@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { drizzle } from 'drizzle-orm/node-postgres';
+import { runOnlineSteps } from './online';
 
 export const MIGRATIONS_DIR = path.resolve(__dirname, '..', 'migrations');
 
@@ -27,13 +28,18 @@ export async function ensureDatabase(url: string): Promise<boolean> {
   }
 }
 
-/** Applies the drizzle-kit migrations in order; safe to run from several processes (advisory lock). */
-export async function runMigrations(url: string): Promise<void> {
+/**
+ * Applies the drizzle-kit migrations in order (one transaction), then the online steps not yet
+ * done (src/online.ts: backfills and CONCURRENTLY built indexes, outside any transaction); safe to
+ * run from several processes (advisory lock). `onStep` hears each online step that ran (ms).
+ */
+export async function runMigrations(url: string, onStep?: (id: string, ms: number) => void): Promise<void> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
     await client.query('SELECT pg_advisory_lock(724311)');
     await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_DIR });
+    await runOnlineSteps(client, undefined, onStep);
   } finally {
     await client.query('SELECT pg_advisory_unlock(724311)').catch(() => undefined);
     await client.end();

@@ -208,15 +208,19 @@ export const messages = pgTable('messages', {
   createdAt: tstz('created_at').notNull().defaultNow(),
   editedAt: tstz('edited_at'),
   /**
-   * The text's full-text document, kept by PostgreSQL (docs/api.md "Search"). Config `simple`:
-   * lower-cased words with no stemming and no stop words, so text in any language is indexed as
-   * written instead of being mangled by English stemming.
+   * The text's full-text document (docs/api.md "Search"), `to_tsvector('simple', text)`: kept by
+   * the trigger `messages_search_vector` on insert and on a change of `text`, filled for older rows
+   * by the online backfill (src/online.ts; docs/operations.md "Migrations"). A plain column, not a
+   * generated one: adding a stored generated column rewrites the table under an exclusive lock.
+   * Config `simple`: lower-cased words with no stemming and no stop words, so text in any language
+   * is indexed as written instead of being mangled by English stemming.
    */
-  searchVector: tsvector('search_vector').generatedAlwaysAs(sql`to_tsvector('simple'::regconfig, text)`),
+  searchVector: tsvector('search_vector'),
 }, (t) => [
   primaryKey({ columns: [t.channelId, t.tsMicros] }),
   index('messages_thread_idx').on(t.channelId, t.threadTsMicros, t.tsMicros),
   // search: an account's messages newest first (the candidates of a common word, sort=newest)
+  // These three are built CONCURRENTLY by the online steps, not by migration 0004 (src/online.ts).
   index('messages_account_ts_idx').on(t.accountId, t.tsMicros, t.channelId),
   index('messages_search_idx').using('gin', t.searchVector),
   // identifiers, URLs, e-mail addresses and parts of words: substring match through trigrams (pg_trgm)
@@ -355,7 +359,8 @@ export const webhookBodies = pgTable('webhook_bodies', {
  * `claimed_until` fences an attempt to one worker at a time; an expired claim may be taken again.
  */
 export const webhookDeliveries = pgTable('webhook_deliveries', {
-  id: text('id').primaryKey(), // dlv_
+  /** unique by itself (random); the key is (id, created_at) because the table is partitioned by created_at */
+  id: text('id').notNull(), // dlv_
   seq: bigserial('seq', { mode: 'number' }).notNull(),
   accountId: text('account_id').notNull(),
   endpointId: text('endpoint_id').notNull(),
@@ -376,14 +381,66 @@ export const webhookDeliveries = pgTable('webhook_deliveries', {
   createdAt: tstz('created_at').notNull().defaultNow(),
   attemptedAt: tstz('attempted_at'),
 }, (t) => [
+  // Partitioned by week of created_at (migration 0006, docs/webhooks.md "Retention"): drizzle
+  // does not model partitioning; the migration creates the table and the maintenance job its
+  // weekly partitions.
+  primaryKey({ name: 'webhook_deliveries_pkey', columns: [t.id, t.createdAt] }),
   index('webhook_deliveries_endpoint_seq_idx').on(t.endpointId, t.seq),
   index('webhook_deliveries_open_idx').on(t.status, t.nextRetryAt).where(sql`status IN ('pending', 'retrying')`),
-  // retention's purge only (a BRIN: the log is written in created_at order; a btree here cost every insert and close)
-  index('webhook_deliveries_created_brin').using('brin', t.createdAt),
+  // the delivery log's filters (docs/performance.md "The delivery log at volume"): status, event type,
+  // and event id through its bodies (body_id also serves the bodies purge's reference checks)
+  index('webhook_deliveries_endpoint_status_seq_idx').on(t.endpointId, t.status, t.seq),
+  index('webhook_deliveries_endpoint_type_seq_idx').on(t.endpointId, t.eventType, t.seq),
+  index('webhook_deliveries_body_idx').on(t.bodyId),
   // No unique (endpoint, event) index: fan-out inserts an event's first deliveries only in the
   // statement that marks the event relayed (FANOUT_WRITE), so they are written once; the index
   // cost every insert and every close an entry (docs/performance.md).
 ]);
+
+/**
+ * Endpoint health and stats rollups (docs/webhooks.md "Health and stats rollups"), kept by
+ * statement triggers on webhook_deliveries (migration 0006): each statement that inserts or
+ * changes log rows appends its net effect per endpoint and hour to `webhook_health_deltas`
+ * (append-only: concurrent deliveries never wait on one another's rollup rows); the
+ * maintenance pass folds the deltas into `webhook_endpoint_hours` and `webhook_endpoint_health`.
+ * Reads add the rollups and the deltas not yet folded, so they are exact at any moment.
+ */
+export const webhookHealthDeltas = pgTable('webhook_health_deltas', {
+  endpointId: text('endpoint_id').notNull(),
+  /** hour of attempted_at; null for a change to open rows only */
+  hour: tstz('hour'),
+  delivered: integer('delivered').notNull().default(0),
+  failed: integer('failed').notNull().default(0),
+  dead: integer('dead').notNull().default(0),
+  other: integer('other').notNull().default(0),
+  openCount: integer('open_count').notNull().default(0),
+  lastSuccessAt: tstz('last_success_at'),
+  lastFailureAt: tstz('last_failure_at'),
+  /** latency histogram: {bucket: count} (webhook_latency_bucket) */
+  hist: jsonb('hist').notNull().default({}),
+  /** latencies newly recorded: [[seq, ms], ...] */
+  recent: jsonb('recent').notNull().default([]),
+}, (t) => [index('webhook_health_deltas_endpoint_idx').on(t.endpointId)]);
+
+/** Attempts per endpoint and hour of attempted_at, by outcome, with a latency histogram (the stats charts, success_rate_24h). */
+export const webhookEndpointHours = pgTable('webhook_endpoint_hours', {
+  endpointId: text('endpoint_id').notNull(),
+  hour: tstz('hour').notNull(),
+  delivered: integer('delivered').notNull().default(0),
+  failed: integer('failed').notNull().default(0),
+  dead: integer('dead').notNull().default(0),
+  other: integer('other').notNull().default(0),
+  hist: jsonb('hist').notNull().default({}),
+}, (t) => [primaryKey({ columns: [t.endpointId, t.hour] })]);
+
+/** Per endpoint: open rows, last success and failure, and the last 50 latencies (the health median). */
+export const webhookEndpointHealth = pgTable('webhook_endpoint_health', {
+  endpointId: text('endpoint_id').primaryKey(),
+  openCount: integer('open_count').notNull().default(0),
+  lastSuccessAt: tstz('last_success_at'),
+  lastFailureAt: tstz('last_failure_at'),
+  recent: jsonb('recent').notNull().default([]),
+});
 
 /** In-app notifications to owners and admins (endpoint awaiting enable, auto-disabled, ...). */
 export const notifications = pgTable('notifications', {

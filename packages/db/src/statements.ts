@@ -39,3 +39,45 @@ export async function runStatement<R extends QueryResultRow>(ex: Executor, st: S
   const result = await clientOf(ex).query<R>({ name: st.name, text: st.text, values });
   return result.rows;
 }
+
+/** The named statements defined so far in this process (the modules loaded define theirs). */
+export function definedStatements(): Array<{ name: string; text: string }> {
+  return [...defined].map(([name, text]) => ({ name, text }));
+}
+
+/** Bound on each warm-up execution (ms): a statement run with NULL parameters must never take long. */
+const WARM_STATEMENT_TIMEOUT_MS = 250;
+
+/**
+ * Opens `connections` connections of the pool at once and prepares every defined named
+ * statement on each (docs/operations.md "Readiness"): pg parses a statement on a connection the
+ * first time its name is used there, so a connection opened and a statement parsed under the
+ * first load cost that load a connect, an authentication and a Parse per statement. Each
+ * statement is executed with NULL parameters inside a transaction that is rolled back (a
+ * savepoint around each, so one that fails on a NULL does not stop the next): nothing is
+ * written, and the prepared statement outlives the rollback (prepared statements are not
+ * transactional). Answers the number of statements prepared per connection.
+ */
+export async function prepareStatements(pool: Pool, connections: number): Promise<number> {
+  const statements = definedStatements();
+  const clients = await Promise.all(Array.from({ length: connections }, () => pool.connect()));
+  try {
+    await Promise.all(clients.map(async (client) => {
+      await client.query('BEGIN');
+      try {
+        await client.query(`SET LOCAL statement_timeout = ${WARM_STATEMENT_TIMEOUT_MS}`);
+        for (const st of statements) {
+          const params = Math.max(0, ...[...st.text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
+          await client.query('SAVEPOINT warm');
+          await client.query({ name: st.name, text: st.text, values: new Array(params).fill(null) }).catch(() => undefined);
+          await client.query('ROLLBACK TO SAVEPOINT warm');
+        }
+      } finally {
+        await client.query('ROLLBACK');
+      }
+    }));
+  } finally {
+    for (const c of clients) c.release();
+  }
+  return statements.length;
+}

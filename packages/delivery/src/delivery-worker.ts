@@ -1,6 +1,5 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
-import type Redis from 'ioredis';
-import type { Deps } from '@teamchat/core';
+import { queuePrefix, type Deps, type RedisClient } from '@teamchat/core';
 import type { Dispatcher } from './dispatcher';
 import { WEBHOOK_DELIVERY_QUEUE, type DeliveryMessage } from './queues';
 
@@ -11,7 +10,7 @@ import { WEBHOOK_DELIVERY_QUEUE, type DeliveryMessage } from './queues';
  * worker's claim, moves its job back to delayed until then. A row the dispatcher has no room for
  * (its account has many waiting) stays open in the database; the sweep hands it on later.
  */
-export function startDeliveryWorker(deps: Deps, connection: Redis, dispatcher: Dispatcher, concurrency = 64): Worker<DeliveryMessage> {
+export function startDeliveryWorker(deps: Deps, connection: RedisClient, dispatcher: Dispatcher, concurrency = 64): Worker<DeliveryMessage> {
   const worker = new Worker<DeliveryMessage>(
     WEBHOOK_DELIVERY_QUEUE,
     async (job: Job<DeliveryMessage>, token?: string) => {
@@ -23,7 +22,7 @@ export function startDeliveryWorker(deps: Deps, connection: Redis, dispatcher: D
       }
       return { submitted: submitted.kind };
     },
-    { connection, prefix: deps.config.redisPrefix, concurrency },
+    { connection, prefix: queuePrefix(deps.config, WEBHOOK_DELIVERY_QUEUE), concurrency },
   );
   worker.on('error', (err) => deps.logger.error('delivery worker error', { error: err.message }));
   return worker;

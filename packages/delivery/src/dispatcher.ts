@@ -10,6 +10,12 @@ export interface WaitingRow {
   id: string;
   accountId: string;
   endpointId: string;
+  /**
+   * A send of another kind of target (a channel mirror's message, docs/mirrors.md "Sending"):
+   * run on the in-flight slot the dispatcher took for it, in place of the attempt pipeline, its
+   * slot given back when it settles. `id` must not be a delivery id; `endpointId` is the target's.
+   */
+  send?: () => Promise<void>;
 }
 
 /**
@@ -92,7 +98,7 @@ export type Submitted = { kind: 'queued' } | { kind: 'full' } | { kind: 'wait'; 
  * in one script, for in-flight slots of every account with rows waiting and room under its share
  * (max(4, ceil(seats/25)), at most 16, shared across processes), and runs the attempt pipeline
  * over every row that got one, together. Each row gives its slot back when its own attempt is
- * recorded, and the next ask follows at once. So an account's rows wait only for that account's
+ * recorded (a quick 2xx: as soon as it is answered), and the next ask follows at once. So an account's rows wait only for that account's
  * own slots: a receiver that hangs, fails or crawls occupies its own account's share and nothing
  * else: no other account's row waits behind it in a queue, a job, a batch or a round.
  *
@@ -103,6 +109,8 @@ export class Dispatcher {
   private readonly lanes = new Map<string, Lane>();
   /** ids waiting or in flight here (a row handed over twice is queued once) */
   private readonly known = new Set<string>();
+  /** the sends of rows of another kind of target (WaitingRow.send), by row id */
+  private readonly sends = new Map<string, () => Promise<void>>();
   private inFlight = 0;
   private asking = false;
   private again = false;
@@ -133,11 +141,11 @@ export class Dispatcher {
     });
   }
 
-  /** Rows waiting here and attempts on the wire (tests, metrics). */
-  stats(): { waiting: number; inFlight: number } {
+  /** Rows waiting here, attempts on the wire, and the accounts (lanes) they belong to (tests, metrics). */
+  stats(): { waiting: number; inFlight: number; accounts: number } {
     let waiting = 0;
     for (const lane of this.lanes.values()) waiting += lane.size;
-    return { waiting, inFlight: this.inFlight };
+    return { waiting, inFlight: this.inFlight, accounts: this.lanes.size };
   }
 
   /**
@@ -164,6 +172,7 @@ export class Dispatcher {
       }
       lane.push(r);
       this.known.add(r.id);
+      if (r.send) this.sends.set(r.id, r.send);
       taken += 1;
     }
     if (taken > 0) this.pump();
@@ -264,19 +273,45 @@ export class Dispatcher {
     this.timer.unref();
   }
 
-  private start(batch: Array<{ row: WaitingRow; lane: Lane; slot: Slot }>): void {
-    if (batch.length === 0) return;
-    this.inFlight += batch.length;
-    const finish = (item: (typeof batch)[number]) => {
+  private start(all: Array<{ row: WaitingRow; lane: Lane; slot: Slot }>): void {
+    if (all.length === 0) return;
+    this.inFlight += all.length;
+    type Item = (typeof all)[number];
+    // A row answered by a quick 2xx gives its in-flight slot back at once, before its record
+    // (the shared one-statement close): the account's next row need not wait for that write.
+    // Any other attempt holds its slot until recorded, so an account whose receiver fails keeps
+    // its record work (a transaction each) within its own slots. The row stays claimed until it
+    // is recorded, and known here until then (a wake-up of it queues nothing).
+    const released = new Set<Item>();
+    const release = (item: Item) => {
+      if (released.has(item)) return;
+      released.add(item);
       item.lane.done(item.row.endpointId);
+      void this.releases.add(item.slot).finally(() => this.pump());
+    };
+    const finish = (item: Item) => {
+      release(item);
       this.inFlight -= 1;
       this.known.delete(item.row.id);
       if (item.lane.overflow && !item.lane.refilling && item.lane.size < this.maxWaiting / 2) this.refill(item.row.accountId, item.lane);
-      if (item.lane.size === 0 && item.lane.inFlight === 0) this.lanes.delete(item.row.accountId);
-      void this.releases.add(item.slot).finally(() => this.pump());
+      if (item.lane.size === 0 && item.lane.inFlight === 0 && this.lanes.get(item.row.accountId) === item.lane) this.lanes.delete(item.row.accountId);
       if (this.inFlight === 0) for (const d of this.drained.splice(0)) d();
     };
-    runPipeline(this.deps, this.transport, batch.map((b) => b.row.id)).then(
+    // Rows of another kind of target run their own send; the delivery rows go through the pipeline together.
+    const batch: Item[] = [];
+    for (const b of all) {
+      const send = this.sends.get(b.row.id);
+      if (!send) {
+        batch.push(b);
+        continue;
+      }
+      this.sends.delete(b.row.id);
+      send()
+        .catch((err: Error) => this.deps.logger.warn('a send failed', { row: b.row.id, error: err.message }))
+        .finally(() => finish(b));
+    }
+    if (batch.length === 0) return;
+    runPipeline(this.deps, this.transport, batch.map((b) => b.row.id), (k) => release(batch[k])).then(
       (outcomes) => {
         outcomes.forEach((p, k) => {
           p.then(
@@ -319,7 +354,12 @@ export class Dispatcher {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     for (const lane of this.lanes.values()) {
-      for (const ids of lane.waiting.values()) for (const id of ids) this.known.delete(id);
+      for (const ids of lane.waiting.values()) {
+        for (const id of ids) {
+          this.known.delete(id);
+          this.sends.delete(id);
+        }
+      }
       lane.waiting.clear();
       lane.size = 0;
     }

@@ -1,9 +1,9 @@
 import { startDeliveryWorker } from './delivery-worker';
-import { startFanoutWorker } from './fanout-worker';
+import { fanOutAndHandOver, startFanoutWorker } from './fanout-worker';
 import { webhookMaintenance } from './maintenance';
 import { startMirrorSender, type MirrorSenderOptions } from './mirror-sender';
 import { startRelay, type RelayOptions } from './relay';
-import { createRedis, type Deps } from '@teamchat/core';
+import { createRedisFor, type Deps } from '@teamchat/core';
 import { Dispatcher } from './dispatcher';
 import type { AttemptOutcome } from './pipeline';
 import { webhookQueuesFor } from './queues';
@@ -33,7 +33,7 @@ export interface DeliveryEngine {
 
 /** Relay, fan-out, delivery and their maintenance, in this process. */
 export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions = {}): DeliveryEngine {
-  const connection = createRedis(deps.config.redisUrl, 'worker');
+  const connection = createRedisFor(deps.config, 'worker');
   const queues = webhookQueuesFor(deps);
   const transport = new WebhookTransport(deps.config);
   // Retries and rows that must wait get a wake-up job; a failure to enqueue one is the sweep's to repair.
@@ -43,11 +43,13 @@ export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions =
     wake?.catch((err: Error) => deps.logger.warn('scheduling a delivery\'s wake-up failed; the sweep will', { delivery_id: outcome.deliveryId, error: err.message }));
   };
   const dispatcher = new Dispatcher(deps, transport, onOutcome);
-  const relay = startRelay(deps, queues, { accountIds: options.accountIds, ...options.relay });
+  deps.metrics.watchDispatcher(() => dispatcher.stats());
+  const relay = startRelay(deps, queues, { accountIds: options.accountIds, fanOutHere: (ids) => fanOutAndHandOver(deps, dispatcher, ids), ...options.relay });
   const fanout = startFanoutWorker(deps, connection, dispatcher);
   const delivery = startDeliveryWorker(deps, connection, dispatcher, options.deliveryConcurrency);
-  // Channel mirrors: a second kind of target, sent on this engine's transport (docs/mirrors.md).
-  const mirrors = startMirrorSender(deps, transport, { accountIds: options.accountIds, ...options.mirrors });
+  // Channel mirrors: a second kind of target, sent through this engine's dispatcher (lanes,
+  // in-flight slots) on its transport (docs/mirrors.md "Sending").
+  const mirrors = startMirrorSender(deps, dispatcher, transport, { accountIds: options.accountIds, ...options.mirrors });
   const state = { lastPurge: 0 };
   let busy = false;
   const maintain = () => webhookMaintenance(deps, queues, state, options.accountIds);

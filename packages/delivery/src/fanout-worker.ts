@@ -1,6 +1,5 @@
 import { Worker, type Job } from 'bullmq';
-import type Redis from 'ioredis';
-import type { Deps } from '@teamchat/core';
+import { queuePrefix, type Deps, type RedisClient } from '@teamchat/core';
 import type { Dispatcher } from './dispatcher';
 import { fanOutEvents } from './fan-out';
 import { WEBHOOK_FANOUT_QUEUE, fanoutEventIds, type FanoutMessage } from './queues';
@@ -15,31 +14,41 @@ export const FANOUT_LOCK_MS = 10_000;
 export const FANOUT_STALLED_CHECK_MS = 3_000;
 
 /**
+ * Fans a batch of events out (one write) and hands their rows to this process's dispatcher,
+ * observing the relay and fan_out stages: a fan-out job's work, and the relay's own when it fans
+ * a small batch out itself (relay.ts). Rejects only before or in the write: the events are then
+ * still unrelayed, and the relay hands them over again.
+ */
+export async function fanOutAndHandOver(deps: Deps, dispatcher: Dispatcher, eventIds: readonly string[]): Promise<{ deliveries: number; queued: number }> {
+  const startedAt = Date.now();
+  const rows = await fanOutEvents(deps, eventIds);
+  const queued = dispatcher.submit(rows);
+  const took = (Date.now() - startedAt) / 1000;
+  const events = new Map(rows.map((r) => [r.eventId, r.eventCreatedAt]));
+  for (const createdAt of events.values()) {
+    deps.metrics.deliveryStageSeconds.observe({ stage: 'relay' }, Math.max(0, startedAt - createdAt.getTime()) / 1000);
+    deps.metrics.deliveryStageSeconds.observe({ stage: 'fan_out' }, took);
+  }
+  return { deliveries: rows.length, queued };
+}
+
+/**
  * Fan-out jobs: a batch of events gets its delivery rows (core fan-out, one write for the batch),
  * which go to the process's dispatcher; the job ends there. It never waits for an attempt, so a
  * slow receiver holds no fan-out job and no place in the fan-out queue. Once the rows are
  * committed, a row the dispatcher had no room for, or lost with a dead process, is the sweep's.
  */
-export function startFanoutWorker(deps: Deps, connection: Redis, dispatcher: Dispatcher, concurrency = 8): Worker<FanoutMessage> {
+export function startFanoutWorker(deps: Deps, connection: RedisClient, dispatcher: Dispatcher, concurrency = 8): Worker<FanoutMessage> {
   const worker = new Worker<FanoutMessage>(
     WEBHOOK_FANOUT_QUEUE,
     async (job: Job<FanoutMessage>) => {
       const eventIds = fanoutEventIds(job.data);
-      const startedAt = Date.now();
       // Fails only before or in its write (the job is retried: its events are still unrelayed).
-      const rows = await fanOutEvents(deps, eventIds);
-      const queued = dispatcher.submit(rows);
-      const took = (Date.now() - startedAt) / 1000;
-      const events = new Map(rows.map((r) => [r.eventId, r.eventCreatedAt]));
-      for (const createdAt of events.values()) {
-        deps.metrics.deliveryStageSeconds.observe({ stage: 'relay' }, Math.max(0, startedAt - createdAt.getTime()) / 1000);
-        deps.metrics.deliveryStageSeconds.observe({ stage: 'fan_out' }, took);
-      }
-      return { events: eventIds.length, deliveries: rows.length, queued };
+      return { events: eventIds.length, ...(await fanOutAndHandOver(deps, dispatcher, eventIds)) };
     },
     {
       connection,
-      prefix: deps.config.redisPrefix,
+      prefix: queuePrefix(deps.config, WEBHOOK_FANOUT_QUEUE),
       concurrency,
       lockDuration: FANOUT_LOCK_MS,
       stalledInterval: FANOUT_STALLED_CHECK_MS,

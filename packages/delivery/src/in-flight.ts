@@ -1,4 +1,4 @@
-import { countSeats, randomToken, RedisScript, type Deps } from '@teamchat/core';
+import { bySlot, countSeats, inFlightKey, randomToken, RedisScript, type Deps } from '@teamchat/core';
 
 /**
  * Webhook deliveries in flight per account (spec: Limits): max(4, ceil(seats / 25)), never more
@@ -95,10 +95,6 @@ async function seatsOf(deps: Pick<Deps, 'database'>, accountId: string): Promise
   return seats;
 }
 
-export function inFlightKey(prefix: string, accountId: string): string {
-  return `${prefix}:webhooks:inflight:${accountId}`;
-}
-
 /** Takes one of the account's in-flight slots for `leaseMs`, or answers null when all are taken. */
 export async function acquireInFlightSlot(
   deps: Pick<Deps, 'database' | 'redis' | 'config'>,
@@ -117,6 +113,11 @@ export interface Slot {
 
 /** Gives back any number of slots, of any accounts, in one script (a slot already expired or given back is ignored). */
 export async function releaseSlots(deps: Pick<Deps, 'redis'>, slots: readonly Slot[]): Promise<void> {
+  const groups = bySlot(deps.redis, slots, (s) => s.key);
+  if (groups.length > 1) {
+    await Promise.all(groups.map((g) => releaseSlots(deps, g)));
+    return;
+  }
   const byKey = new Map<string, string[]>();
   for (const s of slots) {
     const tokens = byKey.get(s.key);
@@ -140,6 +141,11 @@ export class Leases {
     /** Per account asked for: this process's share of the cap when the slots were asked for (see ACQUIRE; never above the cap). */
     readonly shares: ReadonlyMap<string, number> = new Map(),
   ) {}
+
+  /** Several groups' slots and shares as one (their accounts are distinct). */
+  static merge(deps: Pick<Deps, 'redis'>, parts: readonly Leases[]): Leases {
+    return new Leases(deps, new Map(parts.flatMap((p) => [...p.held])), new Map(parts.flatMap((p) => [...p.shares])));
+  }
 
   /** Slots held now for the account. */
   count(accountId: string): number {
@@ -174,8 +180,14 @@ export async function acquireInFlightSlots(
 ): Promise<Leases> {
   const accounts = [...wanted.keys()];
   if (accounts.length === 0) return new Leases(deps, new Map());
+  // On a Redis Cluster the accounts' lease sets lie on several slots: one script per slot.
+  const groups = bySlot(deps.redis, accounts, (a) => inFlightKey(deps.config, a));
+  if (groups.length > 1) {
+    const parts = await Promise.all(groups.map((g) => acquireInFlightSlots(deps, new Map(g.map((a) => [a, wanted.get(a)!])), leaseMs, owner)));
+    return Leases.merge(deps, parts);
+  }
   const limits = await Promise.all(accounts.map(async (a) => inFlightLimit(await seatsOf(deps, a))));
-  const keys = accounts.map((a) => inFlightKey(deps.config.redisPrefix, a));
+  const keys = accounts.map((a) => inFlightKey(deps.config, a));
   const prefix = randomToken(16);
   const args = [String(leaseMs), owner, prefix, ...accounts.flatMap((a, k) => [String(limits[k]), String(Math.max(0, wanted.get(a)!))])];
   const counts = await ACQUIRE.run<number[]>(deps.redis, keys, args);

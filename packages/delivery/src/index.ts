@@ -25,3 +25,4 @@ export * from './replay-failed-job';
 export * from './mirror-send';
 export * from './mirror-sender';
 export * from './mirror-test';
+export * from './warm-up';

@@ -1,4 +1,4 @@
-import { DELIVERY_LOG_RETENTION_MS, purgeDeliveryLog, purgeMirrorLog, type Deps } from '@teamchat/core';
+import { DELIVERY_LOG_RETENTION_MS, ensureDeliveryLogPartitions, foldEndpointHealth, purgeDeliveryLog, purgeMirrorLog, type Deps } from '@teamchat/core';
 import type { WebhookQueues } from './queues';
 import { overdueDeliveries } from './sweep';
 
@@ -10,8 +10,10 @@ export const PURGE_EVERY_MS = 60 * 60_000;
 /**
  * The webhook half of a maintenance pass. The database is the truth: an open row whose job was
  * lost is enqueued again (idempotent by job id), and a row that is due while its job still sits
- * delayed (a clock moved, a units reset) is promoted. Hourly, the 30-day purge of the webhook
- * delivery log and of the mirrors' delivery log (the same retention).
+ * delayed (a clock moved, a units reset) is promoted. Every pass folds the endpoints' health
+ * deltas into their rollups (docs/webhooks.md "Health and stats rollups"). Hourly, the log's
+ * weekly partitions are made ahead and the 30-day purge of the webhook delivery log (dropping
+ * whole weeks) and of the mirrors' delivery log (the same retention) runs.
  */
 export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, state: { lastPurge: number }, accountIds?: readonly string[]): Promise<{ requeued: number; purged: number }> {
   const ids = await overdueDeliveries(deps.database.db, deps.now(), OVERDUE_GRACE_MS, accountIds);
@@ -22,9 +24,11 @@ export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, stat
       if (job && (await job.isDelayed())) await job.promote().catch(() => undefined);
     }
   }
+  await foldEndpointHealth(deps.database.db);
   let purged = 0;
   if (Date.now() - state.lastPurge >= PURGE_EVERY_MS) {
     state.lastPurge = Date.now();
+    await ensureDeliveryLogPartitions(deps.database.db, deps.now());
     const before = new Date(deps.now().getTime() - DELIVERY_LOG_RETENTION_MS);
     purged = await purgeDeliveryLog(deps.database.db, before);
     purged += await purgeMirrorLog(deps.database.db, before);

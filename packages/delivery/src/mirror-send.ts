@@ -33,9 +33,9 @@ export type MirrorSendOutcome =
  * Enabled mirrors with something to send now (lines waiting, or a send due) that no worker holds
  * and whose pace allows a message: the sender's scan. `accountIds` narrows it (tests sharing one database).
  */
-export async function dueMirrors(db: Executor, now: Date, limit: number, accountIds?: readonly string[]): Promise<string[]> {
+export async function dueMirrors(db: Executor, now: Date, limit: number, accountIds?: readonly string[]): Promise<Array<{ id: string; accountId: string }>> {
   const rows = await db
-    .select({ id: mirrors.id })
+    .select({ id: mirrors.id, accountId: mirrors.accountId })
     .from(mirrors)
     .where(and(
       eq(mirrors.enabled, true),
@@ -49,11 +49,15 @@ export async function dueMirrors(db: Executor, now: Date, limit: number, account
     ))
     .orderBy(asc(mirrors.nextSendAt))
     .limit(limit);
-  return rows.map((r) => r.id);
+  return rows;
 }
 
-/** One step of one mirror: claim it, send its oldest due message (packing waiting lines into one if none is open), record, pace. */
-export async function runMirrorSend(deps: Deps, transport: WebhookTransport, mirrorId: string): Promise<MirrorSendOutcome> {
+/**
+ * One step of one mirror: claim it, send its oldest due message (packing waiting lines into one if
+ * none is open), record, pace. `slotHeld`: the caller holds one of the account's in-flight slots
+ * for this send (the dispatcher, mirror-sender.ts); otherwise the step takes one itself.
+ */
+export async function runMirrorSend(deps: Deps, transport: WebhookTransport, mirrorId: string, options: { slotHeld?: boolean } = {}): Promise<MirrorSendOutcome> {
   const db = deps.database.db;
   const now = deps.now();
   const claim = new Date(now.getTime() + claimMs(deps.config));
@@ -76,7 +80,7 @@ export async function runMirrorSend(deps: Deps, transport: WebhookTransport, mir
     }
     // The account's in-flight cap counts mirror sends with its webhook attempts: one account's
     // slow mirror receiver holds only that account's share (none free: the next scan tries again).
-    const lease = await acquireInFlightSlot(deps, mirror.accountId, claimMs(deps.config));
+    const lease = options.slotHeld ? { release: async () => undefined } : await acquireInFlightSlot(deps, mirror.accountId, claimMs(deps.config));
     if (!lease) return { kind: 'wait', mirrorId, until: new Date(now.getTime() + 100), reason: 'in_flight_cap' };
     try {
       const row = await nextMessage(deps, mirror, now);

@@ -61,7 +61,17 @@ export function eligibility(ctx: DeliveryContext | undefined, now: Date): Eligib
  * any send (database or Redis away): then nothing was sent, and a row claimed here gets its
  * claim back (or keeps it until it lapses if that fails too); the sweep finds it again.
  */
-export async function runPipeline(deps: Deps, transport: WebhookTransport, ids: readonly string[]): Promise<Array<Promise<AttemptOutcome>>> {
+export async function runPipeline(
+  deps: Deps,
+  transport: WebhookTransport,
+  ids: readonly string[],
+  /**
+   * called with a row's index once a quick 2xx answer is in, before it is recorded (by the
+   * shared one-statement close): its attempt is off the wire. Not called for any other outcome,
+   * whose record (its own transaction) still counts against the row's slot.
+   */
+  onQuickSuccess?: (index: number) => void,
+): Promise<Array<Promise<AttemptOutcome>>> {
   const db = deps.database.db;
   const out: Array<Promise<AttemptOutcome>> = new Array(ids.length);
 
@@ -115,6 +125,7 @@ export async function runPipeline(deps: Deps, transport: WebhookTransport, ids: 
       .catch((err: Error): SendResult => ({ status: null, latencyMs: null, error: `attempt failed: ${err.message}` }))
       .then(async (sent) => {
         const answeredAt = Date.now();
+        if (onQuickSuccess && deliveredQuickly(sent)) onQuickSuccess(i);
         const outcome = await record(deps, ctx, claim, sent);
         if (ctx.row.kind === 'event' && ctx.row.attempt === 1 && sentAt > 0) observeStages(deps, ctx.row.createdAt, sentAt, answeredAt);
         return outcome;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Queue } from 'bullmq';
-import type { Deps } from '@teamchat/core';
+import { queuePrefix, type Deps } from '@teamchat/core';
 
 /**
  * The webhook queues (producer side). The database is the truth: a job only wakes a worker
@@ -44,9 +44,9 @@ export class WebhookQueues {
   readonly delivery: Queue<DeliveryMessage>;
 
   constructor(private readonly deps: Pick<Deps, 'redis' | 'config' | 'now'>) {
-    const opts = { connection: deps.redis, prefix: deps.config.redisPrefix };
-    this.fanout = new Queue<FanoutMessage>(WEBHOOK_FANOUT_QUEUE, opts);
-    this.delivery = new Queue<DeliveryMessage>(WEBHOOK_DELIVERY_QUEUE, opts);
+    const connection = deps.redis;
+    this.fanout = new Queue<FanoutMessage>(WEBHOOK_FANOUT_QUEUE, { connection, prefix: queuePrefix(deps.config, WEBHOOK_FANOUT_QUEUE) });
+    this.delivery = new Queue<DeliveryMessage>(WEBHOOK_DELIVERY_QUEUE, { connection, prefix: queuePrefix(deps.config, WEBHOOK_DELIVERY_QUEUE) });
     this.fanout.on('error', () => undefined);
     this.delivery.on('error', () => undefined);
   }

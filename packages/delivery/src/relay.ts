@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { listen } from '@teamchat/db';
-import { EVENTS_CHANNEL, randomToken, RedisScript, waitReady, type Deps } from '@teamchat/core';
+import { EVENTS_CHANNEL, listenDatabaseUrl, randomToken, RedisScript, relayLeaseKey, waitReady, type Deps } from '@teamchat/core';
 import { unrelayedEvents } from './fan-out';
-import type { WebhookQueues } from './queues';
+import { FANOUT_BATCH, type WebhookQueues } from './queues';
 
 /**
  * The outbox relay: moves unrelayed `events` rows, in `seq` order, into fan-out jobs whose job
@@ -64,6 +64,13 @@ export interface RelayOptions {
   resendAfterMs?: number;
   /** only these accounts' events (tests that share one database); default all */
   accountIds?: readonly string[];
+  /**
+   * Fans events out in this process (the engine's fan-out and dispatcher). Given, a relay that
+   * is caught up fans a scan's rows out itself when they fit one fan-out batch, with no queue
+   * hop; a larger scan (a backlog) goes to fan-out jobs, which every worker process shares.
+   * Default: always fan-out jobs.
+   */
+  fanOutHere?: (eventIds: string[]) => Promise<unknown>;
 }
 
 export interface Relay {
@@ -87,7 +94,7 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
   const scope = options.accountIds ? `:${createHash('sha1').update([...options.accountIds].sort().join(',')).digest('hex').slice(0, 16)}` : '';
-  const leaseKey = `${deps.config.redisPrefix}:webhooks:relay-lease${scope}`;
+  const leaseKey = relayLeaseKey(deps.config, scope);
   const token = randomToken(12);
   let leaseUntil = 0;
   let checkedAt = 0;
@@ -120,6 +127,13 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
         const h = handedOver.get(r.id);
         return h === undefined || now - h.at >= resendAfterMs;
       });
+    }
+    if (due.length > 0 && options.fanOutHere && caughtUp && due.length <= FANOUT_BATCH) {
+      // Latency first while the load is low: no queue hop. The events stay unrelayed until this
+      // write commits; if it fails they are scanned again (the loop backs off).
+      await options.fanOutHere(due.map((r) => r.id));
+      for (const r of due) if (r.seq > frontier) frontier = r.seq;
+      return false;
     }
     if (due.length > 0) {
       await queues.enqueueFanout(due.map((r) => r.id));
@@ -164,7 +178,9 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
     if (scanning) woken = true;
     else schedule(0);
   };
-  const listener = listen(deps.config.databaseUrl, EVENTS_CHANNEL, wake, {
+  // No direct connection behind PgBouncer in transaction mode: the poll (pollMs) finds the rows.
+  const listenUrl = listenDatabaseUrl(deps.config);
+  const listener = listenUrl === null ? { close: async () => undefined } : listen(listenUrl, EVENTS_CHANNEL, wake, {
     onError: (err) => deps.logger.warn('relay lost its LISTEN connection; polling until it is back', { error: err.message }),
   });
   // The producer connection refuses commands until it is connected (enableOfflineQueue: false),

@@ -1,7 +1,7 @@
-import { and, eq, webhookDeliveries } from '@teamchat/db';
+import { and, eq, gte, webhookDeliveries } from '@teamchat/db';
 import { attemptNow, requireSendableEndpoint, type ManualResult } from './manual';
 import { insertFirstAttempt } from './store';
-import { assertMayReplayBody, errors, type Actor, type Deps } from '@teamchat/core';
+import { assertMayReplayBody, deliveryLogFloor, errors, type Actor, type Deps } from '@teamchat/core';
 
 /**
  * Replays a logged delivery, whatever its status (dead included): a new delivery (its own
@@ -17,7 +17,10 @@ export async function replayDelivery(deps: Deps, input: { accountId: string; end
   const [logged] = await db
     .select()
     .from(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.id, input.deliveryId), eq(webhookDeliveries.endpointId, input.endpointId), eq(webhookDeliveries.accountId, input.accountId)));
+    .where(and(
+      eq(webhookDeliveries.id, input.deliveryId), eq(webhookDeliveries.endpointId, input.endpointId), eq(webhookDeliveries.accountId, input.accountId),
+      gte(webhookDeliveries.createdAt, deliveryLogFloor(deps.now())), // the log shows 30 days
+    ));
   if (!logged) throw errors.notFound('delivery');
   await assertMayReplayBody(db, { bodyId: logged.bodyId, actor: input.actor });
   const row = await insertFirstAttempt(db, {

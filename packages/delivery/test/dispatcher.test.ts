@@ -1,5 +1,5 @@
 import { vetWebhookUrl, getMemberByEmail, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
-import { Dispatcher, WebhookTransport, acquireInFlightSlots, closeDelivered, fanOutEvents, type AttemptOutcome } from '../src';
+import { Dispatcher, WebhookTransport, acquireInFlightSlots, closeDelivered, fanOutEvents, runPipeline, type AttemptOutcome } from '../src';
 import { eq, inArray, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
@@ -99,7 +99,7 @@ test('each attempt spends one call unit on the seat of the endpoint\'s creator, 
   await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/units'), events: ['message.posted'] });
   for (let i = 0; i < 6; i++) await post(poster, ch, { text: `charged to the creator ${i}` }); // cap 4: two turns
   const now = h.deps.now();
-  const used = async (userId: string) => Number(await h.deps.redis.get(unitsKey(h.deps.config.redisPrefix, a.accountId, userId, now)) ?? 0);
+  const used = async (userId: string) => Number(await h.deps.redis.get(unitsKey(h.deps.config, a.accountId, userId, now)) ?? 0);
   const [creatorBefore, posterBefore] = [await used(a.owner.userId), await used(posterUserId)];
 
   const { d, outcomes, run } = dispatcher();
@@ -213,13 +213,19 @@ test('rows that waited for a slot are not sent once their endpoint was disabled 
   // Every slot of the account is held elsewhere: the rows wait in the dispatcher.
   const held = await acquireInFlightSlots(h.deps, new Map([[a.accountId, 4]]), 30_000, 'procElsewhere');
   expect(held.count(a.accountId)).toBe(4);
-  const units = async () => Number(await h.deps.redis.get(unitsKey(h.deps.config.redisPrefix, a.accountId, a.owner.userId, h.deps.now())) ?? 0);
+  const units = async () => Number(await h.deps.redis.get(unitsKey(h.deps.config, a.accountId, a.owner.userId, h.deps.now())) ?? 0);
   const unitsBefore = await units();
   const { d, outcomes } = dispatcher();
   try {
     expect(d.submit(await fanOutEvents(h.deps, await postedIds(a.accountId)))).toBe(3);
     await new Promise((r) => setTimeout(r, 200));
-    expect(d.stats()).toEqual({ waiting: 3, inFlight: 0 });
+    expect(d.stats()).toEqual({ waiting: 3, inFlight: 0, accounts: 1 });
+    // The backlog gauge (docs/operations.md "Metrics") reads the dispatcher at scrape time.
+    h.deps.metrics.watchDispatcher(() => d.stats());
+    const scraped = await h.deps.metrics.registry.metrics();
+    expect(scraped).toContain('teamchat_webhook_dispatcher_rows{state="waiting"} 3');
+    expect(scraped).toContain('teamchat_webhook_dispatcher_rows{state="in_flight"} 0');
+    expect(scraped).toContain('teamchat_webhook_dispatcher_accounts 1');
     await h.deps.database.db.update(webhookEndpoints).set({ enabled: false, disabledReason: 'manual' }).where(eq(webhookEndpoints.id, ep.id));
     await held.release();
     await eventually(async () => d.stats().waiting === 0 && d.stats().inFlight === 0, 5_000, 'the dispatcher to finish');
@@ -331,4 +337,29 @@ test('an account with more rows than its lane holds: the lane reads the rest fro
     await d.close();
   }
   expect(ok.received.filter((r) => r.path === '/overflow')).toHaveLength(120);
+});
+
+test('a quick 2xx is off the wire before it is recorded (its slot goes back then); a failed attempt is not (its slot is held through its own record)', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/quick'), events: ['message.posted'] });
+  await post(a.ownerApi, ch, { text: 'quick' });
+  await post(a.ownerApi, ch, { text: 'failing' });
+  const [first, second] = await fanOutEvents(h.deps, await postedIds(a.accountId));
+  const calls: Array<{ index: number; recorded: boolean }> = [];
+  let recorded = false;
+  const [quick] = await runPipeline(h.deps, transport, [first.id], (index) => calls.push({ index, recorded }));
+  const outcome = await quick.then((o) => { recorded = true; return o; });
+  expect(outcome).toMatchObject({ kind: 'done', status: 'delivered' });
+  expect(calls).toEqual([{ index: 0, recorded: false }]);
+
+  ok.fallback = { status: 500 };
+  try {
+    calls.length = 0;
+    const [failing] = await runPipeline(h.deps, transport, [second.id], (index) => calls.push({ index, recorded }));
+    expect(await failing).toMatchObject({ kind: 'done', status: 'failed' });
+    expect(calls).toEqual([]);
+  } finally {
+    ok.fallback = { status: 200 };
+  }
 });

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { newId, type MirrorFormat } from '@teamchat/core';
 import { asc, eq, mirrorDeliveries, mirrorLines, mirrors, notifications } from '@teamchat/db';
-import { startDeliveryEngine, type DeliveryEngine } from '../src';
+import { acquireInFlightSlots, startDeliveryEngine, type DeliveryEngine } from '../src';
 import { addPerson, type Harness } from '../../../test/support/harness';
 import { startReceiver, type Received, type Receiver } from '../../../test/support/https-receiver';
 import { makeChannel, memberCaller, messagingAccount, post, type MessagingAccount } from '../../../test/support/messaging';
@@ -188,6 +188,23 @@ describe('a mirror delivers posts to a loopback HTTPS receiver', () => {
     expect(mails.flatMap((m) => m.to).sort()).toEqual([s.a.owner.email, admin.email].sort());
     expect(mails[0].raw).toContain('410 Gone');
     expect(mails[0].raw).not.toContain(s.path);
+  });
+
+  test('a mirror send waits in its account\'s lane of the dispatcher for one of the account\'s in-flight slots, then goes', async () => {
+    const s = await setup('slack');
+    // Another process holds every slot of the account (the cap is 4 for a small account).
+    const held = await acquireInFlightSlots(h.deps, new Map([[s.a.accountId, 16]]), 60_000, 'another-process');
+    expect(held.count(s.a.accountId)).toBe(4);
+    try {
+      await post(s.a.ownerApi, s.ch, { text: 'waits for a slot' });
+      await eventually(async () => worker.dispatcher.stats().waiting >= 1, 15_000, 'the mirror row waiting in the dispatcher');
+      await new Promise((r) => setTimeout(r, 500));
+      expect(s.mine()).toHaveLength(0);
+    } finally {
+      await held.release();
+    }
+    await eventually(async () => s.mine().length >= 1, 15_000, 'the send once a slot is free');
+    expect(s.mine()[0].body).toContain('waits for a slot');
   });
 
   test('after 24 h of failures the next failure disables the mirror (failing)', async () => {

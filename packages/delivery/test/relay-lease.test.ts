@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { newId } from '@teamchat/core';
-import { webhookQueuesFor } from '../src';
+import { fanOutEvents, webhookQueuesFor } from '../src';
 import type { Harness } from '../../../test/support/harness';
 import { makeChannel, messagingAccount, post, eventsOf } from '../../../test/support/messaging';
 import { createEndpointRow, eventually, startWebhookHarness } from '../../../test/support/webhooks';
@@ -114,4 +114,42 @@ test('a commit of outbox rows wakes the relay at once (LISTEN/NOTIFY): with its 
   await eventually(async () => (await jobEvents()).includes(id), 5_000, 'the event in a fan-out job');
   expect(Date.now() - postedAt).toBeLessThan(1_000);
   await relay.stop();
+});
+
+test('latency first at low load: a caught-up relay fans a small scan out itself (no fan-out job); a backlog past its window goes to fan-out jobs', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: 'https://localhost:1/x', events: ['message.posted'] });
+  const queues = webhookQueuesFor(h.deps);
+  const here: string[][] = [];
+  const fanOutHere = async (ids: string[]) => {
+    here.push(ids);
+    await fanOutEvents(h.deps, ids);
+  };
+  const jobEvents = async () => (await queues.fanout.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).flatMap((j) => j.data.eventIds ?? [j.data.eventId]);
+  const relay = startRelay(h.deps, queues, { accountIds: [a.accountId], pollMs: 10, fanOutHere });
+  relays.push(relay);
+  await eventually(async () => relay.leading(), 5_000, 'the relay to lead');
+  const before = new Set((await eventsOf(h, a.accountId)).map((e) => e.id));
+  await post(a.ownerApi, ch, { text: 'fanned out by the relay itself' });
+  const [id] = (await eventsOf(h, a.accountId)).map((e) => e.id).filter((x) => !before.has(x));
+  await eventually(async () => here.flat().includes(id), 5_000, 'the relay to fan the event out');
+  // The event is marked relayed by the fan-out's own write, which commits after the call began.
+  await eventually(
+    async () => (await h.deps.database.pool.query('SELECT relayed_at FROM events WHERE id = $1', [id])).rows[0].relayed_at !== null,
+    5_000, 'the fan-out write to mark the event relayed',
+  );
+  expect(await jobEvents()).not.toContain(id);
+  await relay.stop();
+
+  // A backlog larger than the relay's window (3 rows here): fan-out jobs, shared by every worker process.
+  // (no relay runs while the backlog is written)
+  const seen = new Set((await eventsOf(h, a.accountId)).map((e) => e.id));
+  for (let i = 0; i < 8; i++) await post(a.ownerApi, ch, { text: `backlog ${i}` });
+  const backlog = (await eventsOf(h, a.accountId)).map((e) => e.id).filter((x) => !seen.has(x));
+  here.length = 0;
+  const relay2 = startRelay(h.deps, queues, { accountIds: [a.accountId], pollMs: 10, batch: 3, fanOutHere });
+  relays.push(relay2);
+  await eventually(async () => (await jobEvents()).some((x) => backlog.includes(x)), 5_000, 'part of the backlog in fan-out jobs');
+  await relay2.stop();
 });

@@ -325,7 +325,7 @@ describe('call units (spec: Delivery behaviour 4; transitions "seat\'s daily cal
     await addToChannel(a.ownerApi, ch, poster.identityId);
     const now = h.deps.now();
     // The endpoint's creator (the owner) has spent the day's units; the poster has their own seat.
-    await h.deps.redis.set(unitsKey(h.deps.config.redisPrefix, a.accountId, a.owner.userId, now), String(h.deps.config.planLimits.pro.unitsPerDay));
+    await h.deps.redis.set(unitsKey(h.deps.config, a.accountId, a.owner.userId, now), String(h.deps.config.planLimits.pro.unitsPerDay));
     await post(poster, ch, { text: 'no units on the creator\'s seat' });
     const rows = await eventually(async () => {
       const r = await chainOf(ep.id);

@@ -6,7 +6,8 @@ import { waitReady } from '@teamchat/core';
 import { startHarness, type Harness } from '../../support/harness';
 import { createMigratedDatabase, dropDatabase } from '../../support/databases';
 import { ROOT } from '../../support/processes';
-import { testRedisServer, type TestRedisServer } from '../../support/redis-server';
+import { testRedisServer } from '../../support/redis-server';
+import { removeTestRedisCluster, startTestRedisCluster, type TestRedisCluster } from '../../support/redis-cluster';
 import { parseMetrics, valueOf } from '../../support/prometheus';
 import { webhookConfig } from '../../support/webhooks';
 import { startFaultReceiver, type FaultReceiver } from './receiver';
@@ -98,12 +99,28 @@ export interface StackOptions {
   limits?: boolean;
   retrySchedule?: string;
   timeoutMs?: number;
+  /** `cluster`: a three-master Redis Cluster of the scenario's own (test/support/redis-cluster.ts); default one redis-server */
+  redis?: 'single' | 'cluster';
+  /**
+   * The API's and workers' database settings, given the scenario's database URL (PgBouncer in
+   * front of it, DATABASE_POOL_MODE, DATABASE_DIRECT_URL); default DATABASE_URL = that URL. The
+   * in-process harness (setup, ledger) always uses the database directly.
+   */
+  processDatabase?: (dbUrl: string) => NodeJS.ProcessEnv | Promise<NodeJS.ProcessEnv>;
+  /** environment for one process, by name (api1, worker1, ...), over the rest */
+  processEnv?: (name: string) => NodeJS.ProcessEnv;
+}
+
+/** The scenario's Redis, one server or a cluster: stopped (every node killed, data lost) and started again. */
+export interface StackRedis {
+  start(): Promise<void>;
+  stop(): Promise<void>;
 }
 
 export interface Stack {
   tag: string;
   dbUrl: string;
-  redis: TestRedisServer;
+  redis: StackRedis;
   /** in-process deps on the same database and Redis: setup and ledger reads only, never traffic */
   h: Harness;
   rx: FaultReceiver;
@@ -123,19 +140,29 @@ export interface Stack {
 export async function startStack(tag: string, options: StackOptions = {}): Promise<Stack> {
   const { name: dbName, url: dbUrl } = await createMigratedDatabase(`teamchat_fault_${tag}`);
 
-  const redis = await testRedisServer();
+  const cluster: TestRedisCluster | null = options.redis === 'cluster' ? await startTestRedisCluster() : null;
+  const server = cluster ? null : await testRedisServer();
+  const redis: StackRedis = (cluster ?? server)!;
+  const redisEnv = cluster ? { REDIS_CLUSTER_NODES: cluster.nodes } : { REDIS_URL: server!.url };
   const rx = await startFaultReceiver();
   const retrySchedule = options.retrySchedule ?? RETRY_SCHEDULE;
   const timeoutMs = options.timeoutMs ?? TIMEOUT_MS;
   const limits = options.limits ?? true;
-  const h = await startHarness(webhookConfig({ databaseUrl: dbUrl, redisUrl: redis.url, limitsEnabled: limits, webhookTimeoutMs: timeoutMs }));
+  const h = await startHarness(webhookConfig({
+    databaseUrl: dbUrl, limitsEnabled: limits, webhookTimeoutMs: timeoutMs,
+    // Setup hashes passwords inside transactions; on a loaded machine that outlasted the 5 s
+    // idle-in-transaction bound and cut the setup's connection. This harness serves no traffic.
+    dbStatementTimeoutMs: 60_000,
+    ...(cluster ? { redisClusterNodes: cluster.nodes.split(',').map((n) => ({ host: '127.0.0.1', port: Number(n.split(':')[1]) })) } : { redisUrl: server!.url }),
+  }));
   await waitReady(h.deps.redis);
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     NODE_ENV: 'test',
     DATABASE_URL: dbUrl,
-    REDIS_URL: redis.url,
+    ...(options.processDatabase ? await options.processDatabase(dbUrl) : {}),
+    ...redisEnv,
     REDIS_PREFIX: h.deps.config.redisPrefix,
     SECRETS_KEY: h.deps.config.secretsKey,
     LOG_LEVEL: 'info',
@@ -161,12 +188,14 @@ export async function startStack(tag: string, options: StackOptions = {}): Promi
   const stack: Stack = {
     tag, dbUrl, redis, h, rx, apis, workers,
     async startApi() {
-      const p = await spawnService(`api${apis.length + 1}`, 'apps/api/src/server.ts', env, [], 'listening');
+      const name = `api${apis.length + 1}`;
+      const p = await spawnService(name, 'apps/api/src/server.ts', { ...env, ...options.processEnv?.(name) }, [], 'listening');
       apis.push(p);
       return p;
     },
     async startWorker() {
-      const p = await spawnService(`worker${workers.length + 1}`, 'apps/worker/src/main.ts', env, ['--ops-port', '0'], 'worker started');
+      const name = `worker${workers.length + 1}`;
+      const p = await spawnService(name, 'apps/worker/src/main.ts', { ...env, ...options.processEnv?.(name) }, ['--ops-port', '0'], 'worker started');
       workers.push(p);
       return p;
     },
@@ -185,7 +214,7 @@ export async function startStack(tag: string, options: StackOptions = {}): Promi
       await Promise.all([...apis, ...workers].map((p) => p.kill('SIGKILL').catch(() => undefined)));
       await h.close().catch(() => undefined);
       await rx.close().catch(() => undefined);
-      await redis.stop().catch(() => undefined);
+      await (cluster ? removeTestRedisCluster(cluster) : redis.stop()).catch(() => undefined);
       await dropDatabase(dbName);
     },
   };

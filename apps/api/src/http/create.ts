@@ -66,7 +66,7 @@ export interface AtomicCreateContext extends Omit<CreateContext, 'tx'> {
  * sealed (AES-GCM), since some carry a secret shown once.
  */
 export function creating(useCase: (ctx: CreateContext) => Promise<CreateResult>) {
-  return handler(useCase);
+  return marked(handler(useCase));
 }
 
 /**
@@ -75,8 +75,16 @@ export function creating(useCase: (ctx: CreateContext) => Promise<CreateResult>)
  * with one it runs in a transaction with the key's record, exactly as `creating`.
  */
 export function creatingAtomic(useCase: (ctx: AtomicCreateContext) => Promise<CreateResult>) {
-  return handler(({ tx, ...rest }) => useCase({ ...rest, db: tx }), useCase);
+  return marked(handler(({ tx, ...rest }) => useCase({ ...rest, db: tx }), useCase));
 }
+
+/** Handlers built by `creating`/`creatingAtomic`: the router builder checks a route declared creating has one. */
+const creatingHandlers = new WeakSet<object>();
+function marked<H extends object>(h: H): H {
+  creatingHandlers.add(h);
+  return h;
+}
+export const isCreatingHandler = (h: unknown): boolean => typeof h === 'function' && creatingHandlers.has(h);
 
 /**
  * Sends a created object's answer: what `res.status(status).json(body)` sends (the app sets no

@@ -90,7 +90,7 @@ class SeatCallStore implements Store {
   async resetKey(key: string): Promise<void> {
     const seat = key.slice(0, key.lastIndexOf('@'));
     const colon = seat.indexOf(':');
-    await this.deps.redis.del(minuteKey(this.deps.config.redisPrefix, seat.slice(0, colon), seat.slice(colon + 1)));
+    await this.deps.redis.del(minuteKey(this.deps.config, seat.slice(0, colon), seat.slice(colon + 1)));
   }
 }
 

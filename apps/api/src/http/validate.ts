@@ -1,15 +1,11 @@
 import type { NextFunction, Request, Response } from 'express';
 import Joi from 'joi';
 import { AppError } from '@teamchat/core';
+import type { RequestSchemas } from '@teamchat/contract';
 import { clip, findHostileInput } from './input-guard';
 import { locals } from './locals';
 
-export interface RequestSchemas {
-  params?: Joi.PartialSchemaMap;
-  query?: Joi.PartialSchemaMap;
-  body?: Joi.PartialSchemaMap | Joi.ObjectSchema;
-  headers?: Joi.PartialSchemaMap;
-}
+export type { RequestSchemas };
 
 /** 400 invalid_request naming the first problem's field, all problems in `details` (each clipped: Joi may quote the value). */
 function invalid(part: string, problems: Array<{ field: string; message: string }>): AppError {

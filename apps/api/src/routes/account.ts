@@ -1,16 +1,13 @@
-import { Router } from 'express';
 import { countLiveEndpoints, countSeats, type Plan } from '@teamchat/core';
-import { requireScope } from '../http/account';
 import { limitsOf } from '../http/limits';
 import { actorOf, depsOf, locals } from '../http/locals';
+import type { HandlerMap } from './handlers';
 
-export function accountRouter(): Router {
-  const router = Router({ mergeParams: true });
-
+export const accountHandlers = {
   // The account, its plan, state and seats, and each limit with the caller's seat's use of it.
   // Use figures come from this very call's limit checks (so they include this call's first
   // unit); they are null when limits are not enforced (config.limitsEnabled false).
-  router.get('/', requireScope('account:manage'), async (req, res) => {
+  getAccount: async (req, res) => {
     const deps = depsOf(req);
     const account = locals(res).account!;
     const limits = deps.config.planLimits[account.plan as Plan];
@@ -47,7 +44,5 @@ export function accountRouter(): Router {
       },
       your_role: actorOf(res).role,
     });
-  });
-
-  return router;
-}
+  },
+} satisfies HandlerMap;

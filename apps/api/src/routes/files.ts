@@ -1,22 +1,12 @@
-import { Router, type Response } from 'express';
+import type { Response } from 'express';
 import { pipeline } from 'node:stream/promises';
-import Joi from 'joi';
 import {
-  completeUpload, contentTypeSchema, fileIdSchema, fileNameSchema, fileStoreFor, getFile, listFiles, listQuerySchema,
-  readFileContent, reserveUpload, toFileView, type FileRow,
+  completeUpload, fileStoreFor, getFile, listFiles, readFileContent, reserveUpload, toFileView, type FileRow,
 } from '@teamchat/core';
-import { requireWebSession } from '../http/account';
 import { creating } from '../http/create';
 import { listRequest, sendPage } from '../http/lists';
 import { actorOf, depsOf, locals } from '../http/locals';
-import { validate } from '../http/validate';
-
-const reserveBody = Joi.object({
-  name: fileNameSchema.required(),
-  size: Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER).required(),
-  content_type: contentTypeSchema.required(),
-});
-const fileParams = { fileId: fileIdSchema.required() };
+import type { HandlerMap } from './handlers';
 
 /** `attachment; filename="…"; filename*=UTF-8''…` (RFC 6266): an ASCII fallback and the exact name. */
 function contentDisposition(name: string): string {
@@ -38,10 +28,8 @@ function setContentHeaders(res: Response, file: FileRow): void {
  * Uploads and files (spec: Files and search; docs/api.md "Files"). Web session only: a credential
  * gets 403 forbidden, reason web_session_required.
  */
-export function filesRouter(): Router {
-  const router = Router({ mergeParams: true });
-
-  router.post('/uploads', requireWebSession, validate({ body: reserveBody }), creating(async ({ tx, deps, actor, body }) => {
+export const filesHandlers = {
+  reserveUpload: creating(async ({ tx, deps, actor, body }) => {
     const out = await reserveUpload(tx, deps.config, fileStoreFor(deps.config), {
       actor, name: body.name, size: body.size, contentType: body.content_type, now: deps.now(),
     });
@@ -52,28 +40,28 @@ export function filesRouter(): Router {
         upload: { url: out.upload.url, method: 'PUT', headers: out.upload.headers, expires_at: out.upload.expiresAt.toISOString() },
       },
     };
-  }));
+  }),
 
-  router.post('/uploads/:fileId/complete', requireWebSession, validate({ params: fileParams }), async (req, res) => {
+  completeUpload: async (req, res) => {
     const deps = depsOf(req);
     const file = await completeUpload(deps.database.db, fileStoreFor(deps.config), {
       actor: actorOf(res), fileId: locals(res).valid.params.fileId, now: deps.now(),
     });
     res.json(toFileView(file));
-  });
+  },
 
-  router.get('/files', requireWebSession, validate({ query: listQuerySchema }), async (req, res) => {
+  listFiles: async (req, res) => {
     const page = listRequest<string>(req, res, 'files');
     const after = page.after === null ? null : Number(page.after);
     const rows = await listFiles(depsOf(req).database.db, { actor: actorOf(res), limit: page.limit, after });
     sendPage(req, res, 'files', rows, page.limit, toFileView, (f) => String(f.seq));
-  });
+  },
 
-  router.get('/files/:fileId', requireWebSession, validate({ params: fileParams }), async (req, res) => {
+  getFile: async (req, res) => {
     res.json(toFileView(await getFile(depsOf(req).database.db, { actor: actorOf(res), fileId: locals(res).valid.params.fileId })));
-  });
+  },
 
-  router.get('/files/:fileId/content', requireWebSession, validate({ params: fileParams }), async (req, res) => {
+  getFileContent: async (req, res) => {
     const deps = depsOf(req);
     const { file, body } = await readFileContent(deps.database.db, fileStoreFor(deps.config), {
       actor: actorOf(res), fileId: locals(res).valid.params.fileId,
@@ -83,7 +71,5 @@ export function filesRouter(): Router {
     if (l.limits) l.limits.read = undefined;
     setContentHeaders(res, file);
     await pipeline(body, res);
-  });
-
-  return router;
-}
+  },
+} satisfies HandlerMap;

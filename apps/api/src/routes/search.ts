@@ -1,27 +1,11 @@
-import { Router } from 'express';
-import Joi from 'joi';
-import {
-  highlight, highlightTerms, listQuerySchema, SEARCH_SORTS, searchKeyset, searchMessages, toMessageView, type SearchHit, type SearchSort,
-} from '@teamchat/core';
-import { requireWebSession } from '../http/account';
+import { highlight, highlightTerms, searchKeyset, searchMessages, toMessageView, type SearchHit, type SearchSort } from '@teamchat/core';
 import { actorOf, depsOf, locals } from '../http/locals';
 import { listRequest, sendPage } from '../http/lists';
-import { validate } from '../http/validate';
-
-const searchQuery = {
-  ...listQuerySchema,
-  q: Joi.string().trim().min(1).max(200).required(),
-  sort: Joi.string().valid(...SEARCH_SORTS).default('relevance'),
-  channel: Joi.string().pattern(/^ch_[a-z0-9]{1,64}$/),
-  from: Joi.string().pattern(/^idn_[a-z0-9]{1,64}$/),
-  after: Joi.date().iso(),
-  before: Joi.date().iso(),
-};
+import type { HandlerMap } from './handlers';
 
 /** GET /accounts/{id}/search: web session only (spec: Files and search; docs/api.md "Search"). */
-export function searchRouter(): Router {
-  const router = Router({ mergeParams: true });
-  router.get('/search', requireWebSession, validate({ query: searchQuery }), async (req, res) => {
+export const searchHandlers = {
+  searchMessages: async (req, res) => {
     const actor = actorOf(res);
     const v = locals(res).valid.query as { q: string; sort: SearchSort; channel?: string; from?: string; after?: Date; before?: Date };
     // The query, its filters and its sort are the list's identity: a cursor from another search is foreign.
@@ -38,6 +22,5 @@ export function searchRouter(): Router {
     sendPage(req, res, list, hits, page.limit,
       (h: SearchHit) => ({ ...toMessageView(h.message), highlight: highlight(h.message.text, terms) }),
       (h) => searchKeyset(h, v.sort));
-  });
-  return router;
-}
+  },
+} satisfies HandlerMap;

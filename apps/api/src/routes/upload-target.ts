@@ -1,8 +1,6 @@
-import { Router } from 'express';
-import Joi from 'joi';
-import { acceptUpload, fileIdSchema, fileStoreFor } from '@teamchat/core';
+import { acceptUpload, fileStoreFor } from '@teamchat/core';
 import { depsOf, locals } from '../http/locals';
-import { validate } from '../http/validate';
+import type { HandlerMap } from './handlers';
 
 /**
  * The local driver's upload URL, on the web host (docs/api.md "Files"): `PUT /uploads/{fileId}
@@ -10,12 +8,8 @@ import { validate } from '../http/validate';
  * permission (no cookie, no credential, so it works from `fetch` as an S3 presigned URL does);
  * mounted before the JSON body parser and authentication, so the body streams to storage as sent.
  */
-export function uploadTargetRouter(): Router {
-  const router = Router();
-  router.put('/uploads/:fileId', validate({
-    params: { fileId: fileIdSchema.required() },
-    query: { expires: Joi.number().integer().min(0).max(2 ** 40).required(), signature: Joi.string().pattern(/^[A-Za-z0-9_-]{43}$/).required() },
-  }), async (req, res) => {
+export const uploadTargetHandlers = {
+  putUploadContent: async (req, res) => {
     const deps = depsOf(req);
     const { params, query } = locals(res).valid;
     const length = req.get('content-length');
@@ -29,6 +23,5 @@ export function uploadTargetRouter(): Router {
       now: deps.now(),
     });
     res.status(204).end();
-  });
-  return router;
-}
+  },
+} satisfies HandlerMap;

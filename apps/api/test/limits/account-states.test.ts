@@ -24,7 +24,7 @@ async function agentCount(accountId: string): Promise<number> {
 
 async function unitsUsed(accountId: string, userId: string): Promise<number> {
   return (await unitUsage({
-    redis: h.deps.redis, prefix: h.deps.config.redisPrefix, accountId, seatUserId: userId, limits: UNLIMITED_PLANS.pro, now: h.deps.now(),
+    redis: h.deps.redis, keys: h.deps.config, accountId, seatUserId: userId, limits: UNLIMITED_PLANS.pro, now: h.deps.now(),
   })).used;
 }
 

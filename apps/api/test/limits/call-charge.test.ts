@@ -40,13 +40,13 @@ async function commandsDuring(redis: Redis, fn: () => Promise<unknown>): Promise
 }
 
 const used = (h: Harness, accountId: string, userId: string) =>
-  unitUsage({ redis: h.deps.redis, prefix: h.deps.config.redisPrefix, accountId, seatUserId: userId, limits: planLimits.pro, now: h.deps.now() });
+  unitUsage({ redis: h.deps.redis, keys: h.deps.config, accountId, seatUserId: userId, limits: planLimits.pro, now: h.deps.now() });
 
 test('a call under an account costs ONE Redis command (minute and first unit in one script); a small read adds none', async () => {
   const acct = await newAccount(h, 'pro');
   const key = await newKey(h, acct.accountId, acct.owner.email, ['account:manage']);
   await request(h.api).get(`/accounts/${acct.accountId}`).set(bearer(key)); // loads the script
-  const sent = await commandsDuring(h.deps.redis, async () => {
+  const sent = await commandsDuring(h.deps.redis as Redis, async () => {
     const res = await request(h.api).get(`/accounts/${acct.accountId}`).set(bearer(key));
     expect(res.status).toBe(200);
     expect(res.body.limits.calls_per_minute.used).toBe(2);
@@ -87,5 +87,5 @@ test('the minute runs on deps.now(): a minute later (by that clock) the seat has
     h.clock.reset();
   }
   // the window lives in the seat's key of the one scheme
-  expect(await h.deps.redis.exists(minuteKey(h.deps.config.redisPrefix, acct.accountId, acct.owner.userId))).toBe(1);
+  expect(await h.deps.redis.exists(minuteKey(h.deps.config, acct.accountId, acct.owner.userId))).toBe(1);
 });

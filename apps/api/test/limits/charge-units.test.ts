@@ -11,7 +11,7 @@ afterAll(async () => { await h.close(); });
 
 function seat(now: Date, unitsPerDay = 30): SeatRef {
   return {
-    redis: h.deps.redis, prefix: h.deps.config.redisPrefix, accountId: `acct_${randomToken(6)}`,
+    redis: h.deps.redis, keys: h.deps.config, accountId: `acct_${randomToken(6)}`,
     seatUserId: `user_${randomToken(6)}`, limits: { unitsPerDay }, now,
   };
 }
@@ -37,7 +37,7 @@ test('each UTC day has its own counter, which expires after the day', async () =
   const ref = seat(new Date('2030-02-28T23:30:00Z'), 2);
   await chargeUnits({ ...ref, units: 2 });
   expect((await chargeUnits({ ...ref, units: 1 })).allowed).toBe(false);
-  const ttl = await h.deps.redis.pttl(unitsKey(ref.prefix, ref.accountId, ref.seatUserId, ref.now));
+  const ttl = await h.deps.redis.pttl(unitsKey(ref.keys, ref.accountId, ref.seatUserId, ref.now));
   // 30 minutes to midnight plus the one-hour grace
   expect(ttl).toBeGreaterThan(89 * 60_000);
   expect(ttl).toBeLessThanOrEqual(90 * 60_000);

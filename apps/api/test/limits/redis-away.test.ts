@@ -166,7 +166,7 @@ test('limits return to Redis by themselves once it answers again (shared across 
   }
   expect(statuses).toEqual([...Array(PER_MINUTE).fill(200), 429, 429]);
   const used = await unitUsage({
-    redis: h.deps.redis, prefix: h.deps.config.redisPrefix, accountId: acct.accountId, seatUserId: acct.owner.userId,
+    redis: h.deps.redis, keys: h.deps.config, accountId: acct.accountId, seatUserId: acct.owner.userId,
     limits: planLimits.pro, now: h.deps.now(),
   });
   expect(used.used).toBe(PER_MINUTE);

@@ -48,7 +48,7 @@ const accountPath = (id: string) => `/accounts/${id}`;
 
 async function used(h: Harness, accountId: string, plan: 'starter' | 'pro' | 'scale', userId: string) {
   return (await unitUsage({
-    redis: h.deps.redis, prefix: h.deps.config.redisPrefix, accountId, seatUserId: userId, limits: planLimits[plan], now: h.deps.now(),
+    redis: h.deps.redis, keys: h.deps.config, accountId, seatUserId: userId, limits: planLimits[plan], now: h.deps.now(),
   })).used;
 }
 

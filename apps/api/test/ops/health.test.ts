@@ -43,7 +43,7 @@ describe('load-balancer probes: /healthz and /readyz on the API and web hosts', 
   test.each(['api', 'web'] as const)('%s host: /readyz answers 200 when PostgreSQL and Redis answer', async (host) => {
     const res = await request(h[host]).get('/readyz');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'ready', checks: { postgres: 'ok', redis: 'ok' }, host });
+    expect(res.body).toEqual({ status: 'ready', checks: { postgres: 'ok', redis: 'ok', warm: 'ok' }, host });
     expect(res.headers['x-request-id']).toBeDefined();
   });
 
@@ -53,7 +53,7 @@ describe('load-balancer probes: /healthz and /readyz on the API and web hosts', 
       for (const host of ['api', 'web'] as const) {
         const res = await request(createApp(deps, host)).get('/readyz');
         expect(res.status).toBe(503);
-        expect(res.body).toEqual({ status: 'unavailable', checks: { postgres: 'ok', redis: 'failed' }, host });
+        expect(res.body).toEqual({ status: 'unavailable', checks: { postgres: 'ok', redis: 'failed', warm: 'ok' }, host });
         expect(res.headers['x-request-id']).toBeDefined();
       }
       // The process itself is up: liveness does not depend on Redis (no restart cascades).
@@ -68,7 +68,7 @@ describe('load-balancer probes: /healthz and /readyz on the API and web hosts', 
     try {
       const res = await request(createApp(deps, 'api')).get('/readyz');
       expect(res.status).toBe(503);
-      expect(res.body.checks).toEqual({ postgres: 'failed', redis: 'ok' });
+      expect(res.body.checks).toEqual({ postgres: 'failed', redis: 'ok', warm: 'ok' });
       // Unauthenticated endpoint: no host names or driver messages in the body.
       expect(JSON.stringify(res.body)).not.toMatch(/127\.0\.0\.1|ECONNREFUSED/);
     } finally {
@@ -102,7 +102,7 @@ describe('docs/operations.md "Processes and ports": the operations server (OPS_P
 
     const ready = await fetch(url('/readyz'));
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready', checks: { postgres: 'ok', redis: 'ok' } });
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { postgres: 'ok', redis: 'ok', warm: 'ok' } });
 
     const metrics = await fetch(url('/metrics'));
     expect(metrics.status).toBe(200);
@@ -123,7 +123,7 @@ describe('docs/operations.md "Processes and ports": the operations server (OPS_P
     try {
       const res = await fetch(`http://127.0.0.1:${broken.port}/readyz`);
       expect(res.status).toBe(503);
-      expect(await res.json()).toEqual({ status: 'unavailable', checks: { postgres: 'ok', redis: 'failed' } });
+      expect(await res.json()).toEqual({ status: 'unavailable', checks: { postgres: 'ok', redis: 'failed', warm: 'ok' } });
     } finally {
       await broken.close();
       await close();
@@ -138,7 +138,7 @@ describe('docs/operations.md "Processes and ports": the operations server (OPS_P
     try {
       const res = await fetch(`http://127.0.0.1:${broken.port}/readyz`);
       expect(res.status).toBe(503);
-      expect(await res.json()).toEqual({ status: 'unavailable', checks: { postgres: 'failed', redis: 'ok' } });
+      expect(await res.json()).toEqual({ status: 'unavailable', checks: { postgres: 'failed', redis: 'ok', warm: 'ok' } });
       const text = await (await fetch(`http://127.0.0.1:${broken.port}/metrics`)).text();
       expect(text).toMatch(/^teamchat_outbox_backlog_events NaN$/im);
       expect(text).toMatch(/^teamchat_outbox_oldest_age_seconds NaN$/im);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
-import { createAccount, createDeps, loadConfig, randomToken, startOpsServer, type OpsServer } from '@teamchat/core';
+import { openAccount, createDeps, loadConfig, randomToken, startOpsServer, type OpsServer } from '@teamchat/core';
 import { webhookQueuesFor } from '@teamchat/delivery';
 import { bearer, newAccount, newKey, startHarness, UNLIMITED_PLANS, PASSWORD, type Harness } from '../../../../test/support/harness';
 import { TEST_REDIS_URL } from '../../../../test/support/env';
@@ -38,6 +38,7 @@ export const OPERATOR_METRICS = [
   'teamchat_webhook_attempt_duration_seconds',
   'teamchat_webhook_end_to_end_seconds',
   'teamchat_webhook_endpoints_disabled_total',
+  'teamchat_webhook_dispatcher_rows',
   'teamchat_limit_refusals_total',
   'teamchat_limit_degraded_decisions_total',
   'teamchat_metrics_collect_errors_total',
@@ -136,7 +137,7 @@ describe('Prometheus metrics on the operations port', () => {
       expect(valueOf(samples, 'teamchat_outbox_backlog_events')).toBe(0);
       expect(valueOf(samples, 'teamchat_outbox_oldest_age_seconds')).toBe(0);
 
-      const acct = await deps.database.db.transaction((tx) => createAccount(tx, { plan: 'pro', ownerEmail: `o-${randomToken(6)}@example.test`, ownerPassword: PASSWORD }));
+      const acct = await openAccount(deps.database.db, { plan: 'pro', ownerEmail: `o-${randomToken(6)}@example.test`, ownerPassword: PASSWORD });
       const { pool } = deps.database;
       await pool.query(`UPDATE events SET relayed_at = now()`); // account creation may raise events of its own
       await pool.query(

@@ -127,7 +127,7 @@ test('replay failed since stays within the replay limit (60 per hour per endpoin
   rx.script({ status: 500 }, { status: 500 });
   await s.post('/test').expect(200);
   await s.post('/test').expect(200);
-  const key = manualDeliveryKey(h.deps.config.redisPrefix, 'replay', s.ep.id);
+  const key = manualDeliveryKey(h.deps.config, 'replay', s.ep.id);
   await h.deps.redis.set(key, '59', 'EX', 3600);
   const refused = await s.post('/replay-failed', { since }).expect(429);
   expect(refused.body.error).toMatchObject({ code: 'rate_limited', scope: 'webhook_replay_per_hour', limit: 60 });

@@ -2,7 +2,7 @@ import request from 'supertest';
 import Stripe from 'stripe';
 import { Webhook } from 'standardwebhooks';
 import { eq, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
-import { MANUAL_DELIVERY_LIMITS, nextUtcMidnight, unitsKey } from '@teamchat/core';
+import { MANUAL_DELIVERY_LIMITS, manualDeliveryKey, nextUtcMidnight, unitsKey } from '@teamchat/core';
 import { webhookQueuesFor } from '@teamchat/delivery';
 import { addPerson, bearer, newAccount, newKey, type Harness } from '../../../../test/support/harness';
 import { startReceiver, type Receiver } from '../../../../test/support/https-receiver';
@@ -40,7 +40,7 @@ async function setup(opts: { enabled?: boolean; byAdmin?: boolean } = {}) {
   const base = `/accounts/${a.accountId}/webhooks/${ep.id}`;
   return {
     a, ep, key, path, creator,
-    spendCreatorUnits: () => h.deps.redis.set(unitsKey(h.deps.config.redisPrefix, a.accountId, creator, h.deps.now()), String(h.deps.config.planLimits.pro.unitsPerDay)),
+    spendCreatorUnits: () => h.deps.redis.set(unitsKey(h.deps.config, a.accountId, creator, h.deps.now()), String(h.deps.config.planLimits.pro.unitsPerDay)),
     test: () => request(h.api).post(`${base}/test`).set(bearer(key)),
     list: (q = '') => request(h.api).get(`${base}/deliveries${q}`).set(bearer(key)),
     replay: (id: string) => request(h.api).post(`${base}/deliveries/${id}/replay`).set(bearer(key)),
@@ -173,7 +173,7 @@ describe('POST .../deliveries/{deliveryId}/replay (spec: transitions "replay"; D
   test('over 60 per hour per endpoint: 429 rate_limited with Retry-After', async () => {
     const s = await setup();
     const ok = (await s.test().expect(200)).body;
-    await h.deps.redis.set(`${h.deps.config.redisPrefix}:webhooks:replay:${s.ep.id}`, String(MANUAL_DELIVERY_LIMITS.replay.limit), 'EX', 3000);
+    await h.deps.redis.set(manualDeliveryKey(h.deps.config, 'replay', s.ep.id), String(MANUAL_DELIVERY_LIMITS.replay.limit), 'EX', 3000);
     const res = await s.replay(ok.delivery_id).expect(429);
     expect(res.body.error).toMatchObject({ code: 'rate_limited', scope: 'webhook_replay_per_hour' });
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(60);

@@ -42,7 +42,7 @@ export class SessionRegistry {
 
   constructor(private readonly deps: Deps) {
     this.idleMs = deps.config.mcpSessionIdleMinutes * 60_000;
-    this.seats = new SeatCap(deps.redis, deps.config.redisPrefix, this.idleMs);
+    this.seats = new SeatCap(deps.redis, deps.config, this.idleMs);
   }
 
   get(id: string): LiveSession | undefined {

@@ -1,7 +1,9 @@
-import type Redis from 'ioredis';
+import { mcpKeyBase, type RedisClient, type RedisKeyConfig } from '@teamchat/core';
 
 /**
- * The per-seat cap on concurrent MCP sessions, kept in Redis so every MCP process agrees:
+ * The per-seat cap on concurrent MCP sessions, kept in Redis so every MCP process agrees
+ * (`<prefix>:mcp` is redis-keys.ts `mcpKeyBase`, one hash slot on a Redis Cluster: the scripts
+ * below touch other sessions' keys):
  *   <prefix>:mcp:seat:<accountId>:<userId>   sorted set: session id → last-use order (a global counter, so ties never happen)
  *   <prefix>:mcp:session:<sessionId>         the session's record (JSON), expiring after the idle timeout
  *   <prefix>:mcp:evicted:<sessionId>         set when the cap evicts a session, so whichever process holds it refuses its next request
@@ -65,12 +67,15 @@ return 1
 `;
 
 export class SeatCap {
-  constructor(private readonly redis: Redis, private readonly prefix: string, private readonly idleMs: number) {}
+  private readonly base: string;
+  constructor(private readonly redis: RedisClient, keys: RedisKeyConfig, private readonly idleMs: number) {
+    this.base = mcpKeyBase(keys);
+  }
 
-  private seatKey = (r: Pick<SessionRecord, 'account_id' | 'user_id'>) => `${this.prefix}:mcp:seat:${r.account_id}:${r.user_id}`;
-  private recordKey = (id: string) => `${this.prefix}:mcp:session:${id}`;
-  private evictedKey = (id: string) => `${this.prefix}:mcp:evicted:${id}`;
-  private lruKey = () => `${this.prefix}:mcp:lru`;
+  private seatKey = (r: Pick<SessionRecord, 'account_id' | 'user_id'>) => `${this.base}:seat:${r.account_id}:${r.user_id}`;
+  private recordKey = (id: string) => `${this.base}:session:${id}`;
+  private evictedKey = (id: string) => `${this.base}:evicted:${id}`;
+  private lruKey = () => `${this.base}:lru`;
 
   /** Adds a session to its seat; returns the sessions evicted to stay within `cap`. */
   async open(id: string, record: SessionRecord, cap: number): Promise<Array<{ id: string; record: SessionRecord | null }>> {

@@ -1,16 +1,22 @@
 import { z } from 'zod/v4';
 import { CONTENT_LIMITS, TS_PATTERN, idPattern, type IdKind } from '@teamchat/core';
+import type { ApiClient } from '@teamchat/client';
+import { routeNamed, type RouteId } from '@teamchat/contract';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
-/** The one REST call a tool makes, relative to /accounts/{accountId} of the caller's credential. */
-export interface RestRequest {
-  method: HttpMethod;
-  path: string;
-  query?: Record<string, string | number | undefined>;
-  body?: Record<string, unknown>;
-  headers?: Record<string, string | undefined>;
+/** What a typed client call answers (openapi-fetch): the response, and its parsed body. */
+export interface ClientAnswer {
+  response: Response;
+  data?: unknown;
+  error?: unknown;
 }
+
+/**
+ * The one REST call a tool makes, through the typed client (packages/client), in the account of
+ * the caller's credential: a change to the route's schema is a type error in the tool.
+ */
+export type ToolCall<A> = (api: ApiClient, accountId: string, args: A) => Promise<ClientAnswer>;
 
 export type Toolset = 'Channels and messages' | 'Direct messages' | 'Members and identities' | 'Webhooks' | 'Account and jobs' | 'Audit';
 
@@ -34,7 +40,7 @@ export interface ToolDef {
   path: string;
   annotations: ToolAnnotations;
   input: z.ZodObject;
-  request(args: any): RestRequest;
+  call: ToolCall<any>;
 }
 
 const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -46,19 +52,24 @@ export const reads = READ;
 export const writes = (over: Partial<ToolAnnotations> = {}): ToolAnnotations => ({ ...WRITE, ...over });
 export const destructive = (over: Partial<ToolAnnotations> = {}): ToolAnnotations => ({ ...WRITE, destructiveHint: true, ...over });
 
-/** Defines a tool with its input shape typed into `request`. */
+/**
+ * Defines a tool with its input shape typed into `request`. Its scope, method and path are those
+ * of the route it calls, from the route's declaration (packages/contract).
+ */
 export function defineTool<S extends z.ZodRawShape>(
-  def: Omit<ToolDef, 'input' | 'request'> & { input: S; request(args: z.infer<z.ZodObject<S>>): RestRequest },
+  def: Omit<ToolDef, 'input' | 'call' | 'scope' | 'method' | 'path'> & { route: RouteId; input: S; call: ToolCall<z.infer<z.ZodObject<S>>> },
 ): ToolDef {
-  return { ...def, input: z.object(def.input) };
+  const { route: id, ...rest } = def;
+  const route = routeNamed(id);
+  if (!route.scope) throw new Error(`tool ${def.name}: route ${id} needs no scope, so no tool may call it`);
+  return { ...rest, scope: route.scope, method: route.method, path: route.path, input: z.object(def.input) };
 }
-
-/** Path segment, escaped. The REST client refuses a segment of `.`, `..` or nothing, whatever the tool (rest-client.ts). */
-export const seg = (value: string) => encodeURIComponent(value);
 
 /**
  * An id argument: exactly its kind's form (`ch_…`, `job_…`, `whe_…`: core `idPattern`), so no
  * argument can carry `..`, `/` or anything else that would steer the REST call to another path.
+ * The typed client refuses a path parameter of `.`, `..` or nothing whatever the tool
+ * (packages/client `pathOf`).
  */
 export const idOf = (kind: IdKind) => z.string().regex(idPattern(kind), `must be an id of the form ${idPattern(kind).source.slice(1, -1)}`);
 

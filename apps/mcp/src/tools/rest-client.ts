@@ -1,5 +1,6 @@
 import { AppError, MCP_SESSION_HEADER, signMcpSession, type MessageSession } from '@teamchat/core';
-import type { RestRequest } from './define';
+import { PathParameterError, createApiClient } from '@teamchat/client';
+import type { ToolDef } from './define';
 
 /** What came back from the API host. */
 export interface RestResponse {
@@ -24,38 +25,19 @@ export interface CallContext {
   timeoutMs?: number;
 }
 
-/**
- * Refuses a path with a segment that is empty, `.` or `..` (also percent-encoded, as `%2e`): the
- * URL parser would collapse it and the call would reach another route than the tool's (a job id of
- * `..` made `GET /jobs/..` into `GET /accounts/{id}`). Checked here, whatever the tool and whatever
- * its argument schemas, so a new tool cannot reopen it.
- */
-export function assertPlainSegments(path: string): void {
-  for (const raw of path.split('/').slice(1)) {
-    let segment: string;
-    try {
-      segment = decodeURIComponent(raw);
-    } catch {
-      segment = raw;
-    }
-    if (segment === '' || segment === '.' || segment === '..') {
-      throw new AppError('invalid_request', 'An argument would make an empty, "." or ".." path segment; give the id as it was returned.', { reason: 'invalid_path_segment' });
-    }
+class NotJson extends Error {
+  constructor(readonly status: number) {
+    super(`The API host answered ${status} with a body that is not JSON.`);
   }
 }
 
 /**
- * The ONE REST call of a tool: over HTTP to the API host with the caller's credential, so scopes,
- * roles, limits, account states, idempotency and errors are the REST surface's own. The MCP
- * session travels in the signed X-MCP-Session header (core `mcp/session-header.ts`).
+ * The ONE REST call of a tool: over HTTP to the API host with the caller's credential, through the
+ * typed client, so scopes, roles, limits, account states, idempotency and errors are the REST
+ * surface's own. The MCP session travels in the signed X-MCP-Session header (core
+ * `mcp/session-header.ts`). The call must be the tool's declared route (its path and method).
  */
-export async function callRest(ctx: CallContext, request: RestRequest): Promise<RestResponse> {
-  const path = `/accounts/${encodeURIComponent(ctx.accountId)}${request.path}`;
-  assertPlainSegments(path);
-  const url = new URL(`${ctx.apiUrl}${path}`);
-  for (const [name, value] of Object.entries(request.query ?? {})) {
-    if (value !== undefined) url.searchParams.set(name, String(value));
-  }
+export async function callRest(ctx: CallContext, tool: ToolDef, args: unknown): Promise<RestResponse> {
   const headers: Record<string, string> = {
     Authorization: `Bearer ${ctx.token}`,
     Accept: 'application/json',
@@ -63,26 +45,44 @@ export async function callRest(ctx: CallContext, request: RestRequest): Promise<
     'User-Agent': `teamchat-mcp (${ctx.session.client}/${ctx.session.version})`.slice(0, 200),
     [MCP_SESSION_HEADER]: signMcpSession(ctx.secretsKey, { session: ctx.session, credentialId: ctx.credentialId, now: ctx.now }),
   };
-  for (const [name, value] of Object.entries(request.headers ?? {})) if (value !== undefined) headers[name] = value;
-  let body: string | undefined;
-  if (request.body !== undefined) {
-    headers['Content-Type'] = 'application/json';
-    body = JSON.stringify(request.body);
-  }
-  let res: Response;
+  let answered = false;
+  const api = createApiClient({
+    baseUrl: ctx.apiUrl,
+    headers,
+    fetch: async (request) => {
+      const res = await fetch(request, { redirect: 'manual', signal: AbortSignal.timeout(ctx.timeoutMs ?? 30_000) });
+      answered = true;
+      return res;
+    },
+  });
+  api.use({
+    onRequest: ({ schemaPath, request }) => {
+      if (schemaPath !== tool.path || request.method !== tool.method) {
+        throw new Error(`tool ${tool.name} called ${request.method} ${schemaPath}, not its route ${tool.method} ${tool.path}`);
+      }
+    },
+    onResponse: async ({ response }) => {
+      // A body that is not JSON is the API host's fault, never the tool's to parse.
+      const type = response.headers.get('content-type') ?? '';
+      if (response.status !== 204 && response.headers.get('content-length') !== '0' && !/^application\/json/.test(type)) throw new NotJson(response.status);
+      return undefined;
+    },
+  });
+  let answer;
   try {
-    res = await fetch(url, { method: request.method, headers, body, redirect: 'manual', signal: AbortSignal.timeout(ctx.timeoutMs ?? 30_000) });
+    answer = await tool.call(api, ctx.accountId, args);
   } catch (err) {
-    throw new AppError('internal', `The API host did not answer (${(err as Error).name}); try again.`);
-  }
-  const text = await res.text();
-  let parsed: unknown = null;
-  if (text) {
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new AppError('internal', `The API host answered ${res.status} with a body that is not JSON.`);
+    // Nothing was sent: the URL parser would have collapsed the segment and the call would have
+    // reached another route than the tool's (a job id of `..` made `GET /jobs/..` into `GET /accounts/{id}`).
+    if (err instanceof PathParameterError) {
+      throw new AppError('invalid_request', 'An argument would make an empty, "." or ".." path segment; give the id as it was returned.', { reason: 'invalid_path_segment' });
     }
+    if (err instanceof NotJson) throw new AppError('internal', err.message);
+    if (answered && err instanceof SyntaxError) throw new AppError('internal', 'The API host answered with a body that is not JSON.');
+    if (!answered) throw new AppError('internal', `The API host did not answer (${(err as Error).name}); try again.`);
+    throw err;
   }
-  return { status: res.status, headers: res.headers, body: parsed };
+  const { response } = answer;
+  const body = response.ok ? answer.data : answer.error;
+  return { status: response.status, headers: response.headers, body: body === undefined || body === '' ? null : body };
 }

@@ -1,10 +1,11 @@
-import { currentSession, saveSession } from './session';
+import createClient from 'openapi-fetch';
+import type { paths } from '@teamchat/client';
+import { currentSession, observeAccountState, saveSession } from './session';
 
 /**
- * The one way the app reaches the API: the call shape of openapi-fetch
- * (`client.GET('/accounts/{accountId}/channels', { params: { path: { accountId } } })` answering
- * `{ data, error, response }`), so the typed client generated from the OpenAPI document replaces
- * this module without touching the pages. Same origin, session cookie; every write carries the
+ * The one way the app reaches the API: openapi-fetch with the generated `paths` of
+ * `packages/client` (`client.GET('/accounts/{accountId}/channels', { params: { path: { accountId } } })`
+ * answering `{ data, error, response }`). Same origin, session cookie; every write carries the
  * X-CSRF-Token from sign-in. A 401 forgets the session (the app shows Sign in).
  */
 export interface ApiErrorBody {
@@ -26,47 +27,62 @@ export type FetchResponse<T> =
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-function buildUrl(path: string, params: RequestOptions['params']): string {
-  const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => {
-    const v = params?.path?.[name];
-    if (v === undefined) throw new Error(`missing path parameter ${name}`);
-    return encodeURIComponent(v);
-  });
-  const search = new URLSearchParams();
-  for (const [k, v] of Object.entries(params?.query ?? {})) {
-    if (v !== undefined && v !== null && v !== '') search.set(k, String(v));
-  }
-  const qs = search.toString();
-  return qs ? `${filled}?${qs}` : filled;
+/** Drops empty filters: the API reads `status=` as a value, the page means "no filter". */
+function cleanQuery(query: Query | undefined): Record<string, string | number | boolean> | undefined {
+  if (!query) return undefined;
+  const out: Record<string, string | number | boolean> = {};
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== '') out[k] = v;
+  return out;
 }
 
-async function call<T>(method: Method, path: string, opts: RequestOptions = {}): Promise<FetchResponse<T>> {
-  const headers: Record<string, string> = { Accept: 'application/json', ...opts.headers };
-  if (method !== 'GET') {
-    const csrf = currentSession()?.csrfToken;
-    if (csrf) headers['X-CSRF-Token'] = csrf;
-  }
-  let body: string | undefined;
-  if (opts.body !== undefined) {
-    headers['Content-Type'] = 'application/json';
-    body = JSON.stringify(opts.body);
-  }
-  const response = await fetch(buildUrl(path, opts.params), { method, headers, body, credentials: 'same-origin', signal: opts.signal });
-  const text = response.status === 204 ? '' : await response.text();
-  let parsed: unknown = undefined;
-  if (text) {
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
+/**
+ * The typed client of `packages/client` (openapi-fetch over the OpenAPI document's `paths`), same
+ * origin. Its middleware adds what every call of the app needs: `Accept: application/json`, the
+ * X-CSRF-Token on writes, and, on the answer, the account's state (the header's banner) and a
+ * 401 forgetting the session.
+ */
+const typed = createClient<paths>({ baseUrl: window.location.origin });
+typed.use({
+  onRequest({ request }) {
+    request.headers.set('Accept', 'application/json');
+    if (request.method !== 'GET') {
+      const csrf = currentSession()?.csrfToken;
+      if (csrf) request.headers.set('X-CSRF-Token', csrf);
     }
-  }
-  if (response.ok) return { data: parsed as T, response };
-  if (response.status === 401 && !path.startsWith('/auth/')) saveSession(null);
-  const error = (parsed as ApiErrorBody | undefined)?.error
-    ? (parsed as ApiErrorBody)
-    : { error: { code: 'internal', message: `The server answered ${response.status}.` } };
-  return { error, response };
+    return request;
+  },
+  async onResponse({ request, response }) {
+    const path = new URL(request.url).pathname;
+    let code: string | undefined;
+    if (!response.ok) {
+      try {
+        code = ((await response.clone().json()) as ApiErrorBody).error?.code;
+      } catch {
+        code = undefined;
+      }
+    }
+    observeAccountState(path, response.status, code);
+    if (response.status === 401 && !path.startsWith('/auth/')) saveSession(null);
+    return response;
+  },
+});
+
+/** The pages name a path and the answer's type; the path's template and parameters are the typed client's. */
+type Loose = (path: string, init: Record<string, unknown>) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+const loose = typed as unknown as Record<Method, Loose>;
+
+async function call<T>(method: Method, path: string, opts: RequestOptions = {}): Promise<FetchResponse<T>> {
+  const r = await loose[method](path, {
+    params: { path: opts.params?.path, query: cleanQuery(opts.params?.query) },
+    body: opts.body,
+    headers: opts.headers,
+    signal: opts.signal,
+  });
+  if (r.response.ok) return { data: r.data as T, response: r.response };
+  const error = (r.error as ApiErrorBody | undefined)?.error
+    ? (r.error as ApiErrorBody)
+    : { error: { code: 'internal', message: `The server answered ${r.response.status}.` } };
+  return { error, response: r.response };
 }
 
 export const client = {
@@ -84,12 +100,18 @@ export class ApiError extends Error {
   }
 }
 
+/** When to try again after a 429 (or a 5xx that names it): the Retry-After header, else the body's `retry_after`. */
+export function retryAfterOf(response: Response, body: ApiErrorBody['error']): number | null {
+  const header = Number(response.headers.get('retry-after'));
+  if (Number.isFinite(header) && header > 0) return header;
+  return typeof body.retry_after === 'number' ? body.retry_after : null;
+}
+
 /** The data of a call, or an ApiError with the API's `message` (shown where the action was taken). */
 export async function unwrap<T>(p: Promise<FetchResponse<T>>): Promise<T> {
   const r = await p;
   if (r.error) {
-    const ra = r.response.headers.get('retry-after');
-    throw new ApiError(r.error.error, r.response.status, ra ? Number(ra) : null);
+    throw new ApiError(r.error.error, r.response.status, retryAfterOf(r.response, r.error.error));
   }
   return r.data as T;
 }

@@ -44,3 +44,19 @@ export function onSessionChange(l: Listener): () => void {
   listeners.add(l);
   return () => listeners.delete(l);
 }
+
+/**
+ * Keeps the header's account state current between sign-ins: a `403 read_only` or `suspended`
+ * from a route under an account marks it so (the banner shows its meaning); any success there
+ * means it is active again. `url` is the called path, `/accounts/{id}/…`.
+ */
+export function observeAccountState(url: string, status: number, code: string | undefined): void {
+  const m = /^\/accounts\/([^/?]+)/.exec(url);
+  const s = currentSession();
+  if (!m || !s) return;
+  const accountId = decodeURIComponent(m[1]!);
+  const next = status === 403 && (code === 'read_only' || code === 'suspended') ? code : status < 400 ? 'active' : null;
+  const account = s.accounts.find((a) => a.id === accountId);
+  if (!next || !account || account.state === next) return;
+  saveSession({ ...s, accounts: s.accounts.map((a) => (a.id === accountId ? { ...a, state: next } : a)) });
+}

@@ -7,6 +7,23 @@ export const ENDPOINT_REASONS: Record<string, string> = {
   manual: 'An owner or admin turned it off.',
 };
 
+/** A mirror's `disabled_reason` (docs/mirrors.md). */
+export const MIRROR_REASONS: Record<string, string> = {
+  manual: 'An owner or admin turned it off (or created it off). Nothing is sent until it is enabled.',
+  gone: 'The other tool answered 410 Gone (the incoming webhook was removed), so it was turned off.',
+  failing: 'Every send failed for 24 hours, so it was turned off. Check the URL, then enable it.',
+};
+
+export function MirrorBadge({ enabled, reason }: { enabled: boolean; reason: string | null }) {
+  if (enabled) return <span className="badge ok">enabled</span>;
+  const word = reason ?? 'disabled';
+  return (
+    <span className="badge bad" title={MIRROR_REASONS[word]}>
+      {word}
+    </span>
+  );
+}
+
 export const DELIVERY_STATUSES: Record<string, string> = {
   pending: 'Queued, not yet attempted.',
   delivered: 'The receiver answered 2xx in time.',

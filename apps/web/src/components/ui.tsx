@@ -5,7 +5,11 @@ import { ApiError } from '../api/client';
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
   let text = error instanceof Error ? error.message : String(error);
-  if (error instanceof ApiError && error.status === 429 && error.retryAfter) {
+  if (error instanceof ApiError && error.status === 429) {
+    // Every 429 says when to try again (Retry-After), so the person need not guess.
+    text += error.retryAfter ? ` Try again in ${formatSeconds(error.retryAfter)}.` : ' Try again in a moment.';
+  } else if (error instanceof ApiError && error.status >= 500 && error.retryAfter) {
+    // a request cut by the database time bound names when it may pass (docs/api.md "Errors")
     text += ` Try again in ${formatSeconds(error.retryAfter)}.`;
   }
   return (
@@ -16,7 +20,7 @@ export function ErrorNote({ error }: { error: unknown }) {
 }
 
 export function formatSeconds(s: number): string {
-  if (s < 90) return `${s} s`;
+  if (s < 90) return `${Math.ceil(s)} s`;
   if (s < 5400) return `${Math.round(s / 60)} min`;
   return `${Math.round(s / 3600)} h`;
 }

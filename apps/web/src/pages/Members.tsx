@@ -11,12 +11,17 @@ interface Member {
   joined_at: string;
 }
 
-export function MembersPage() {
-  const accountId = useAccountId();
-  const list = useQuery({
+/** The account's members (people with a seat), for their emails by user id. */
+export function useMembers(accountId: string) {
+  return useQuery({
     queryKey: ['members', accountId],
     queryFn: () => unwrap(client.GET<Page<Member>>('/accounts/{accountId}/members', { params: { path: { accountId }, query: { limit: 200 } } })),
   });
+}
+
+export function MembersPage() {
+  const accountId = useAccountId();
+  const list = useMembers(accountId);
   return (
     <>
       <h1>Members</h1>

@@ -8,7 +8,26 @@ import { ErrorNote, formatTime } from '../components/ui';
 import { useIdentityNames } from './messaging/MessagePane';
 import { useChannels } from './webhooks/Webhooks';
 
-/** The text with each case-insensitive occurrence of the query marked (the API matches the same way). */
+/** The API's highlight markers (docs/api.md "Search"): U+E000 opens a match, U+E001 closes it. */
+const OPEN = '\uE000';
+const CLOSE = '\uE001';
+
+/** The API's `highlight` as text with its matches in <mark> (React escapes the text). */
+export function fromMarkers(h: string): ReactNode[] {
+  const out: ReactNode[] = [];
+  let at = 0;
+  for (let i = h.indexOf(OPEN); i !== -1; i = h.indexOf(OPEN, at)) {
+    const end = h.indexOf(CLOSE, i + 1);
+    if (end === -1) break;
+    if (i > at) out.push(h.slice(at, i));
+    out.push(<mark key={i}>{h.slice(i + 1, end)}</mark>);
+    at = end + 1;
+  }
+  if (at < h.length) out.push(h.slice(at));
+  return out;
+}
+
+/** Without the API's highlight: each case-insensitive occurrence of the query marked. */
 export function highlight(text: string, q: string): ReactNode[] {
   if (!q) return [text];
   const out: ReactNode[] = [];
@@ -30,6 +49,7 @@ export function SearchPage() {
   const [params, setParams] = useSearchParams();
   const q = params.get('q') ?? '';
   const channelFilter = params.get('channel') ?? '';
+  const sort = params.get('sort') === 'newest' ? 'newest' : 'relevance';
   const [draft, setDraft] = useState(q);
   const channels = useChannels(accountId);
   const names = useIdentityNames(accountId);
@@ -37,13 +57,17 @@ export function SearchPage() {
   const where = (id: string) => (byId.get(id)?.kind === 'channel' ? { section: 'channels', label: `#${byId.get(id)!.name}` } : { section: 'dms', label: 'a direct message' });
   const results = useInfiniteQuery({
     enabled: q.length > 0,
-    queryKey: ['search', accountId, q],
+    queryKey: ['search', accountId, q, channelFilter, sort],
     initialPageParam: '',
     queryFn: ({ pageParam }) =>
-      unwrap(client.GET<Page<Message>>('/accounts/{accountId}/search', { params: { path: { accountId }, query: { q, limit: 50, cursor: pageParam || undefined } } })),
+      unwrap(
+        client.GET<Page<Message & { highlight?: string }>>('/accounts/{accountId}/search', {
+          params: { path: { accountId }, query: { q, channel: channelFilter || undefined, sort, limit: 50, cursor: pageParam || undefined } },
+        }),
+      ),
     getNextPageParam: (last) => last.next_cursor ?? undefined,
   });
-  const rows = (results.data?.pages.flatMap((p) => p.data) ?? []).filter((m) => !channelFilter || m.channel_id === channelFilter);
+  const rows = results.data?.pages.flatMap((p) => p.data) ?? [];
   const set = (next: Record<string, string>) => {
     const p = new URLSearchParams(params);
     for (const [k, v] of Object.entries(next)) {
@@ -80,10 +104,22 @@ export function SearchPage() {
               ))}
           </select>
         </label>
+        <label>
+          Sort
+          <select value={sort} onChange={(e) => set({ sort: e.target.value === 'newest' ? 'newest' : '' })}>
+            <option value="relevance">Best match</option>
+            <option value="newest">Newest first</option>
+          </select>
+        </label>
         <button type="submit">Search</button>
       </form>
       <ErrorNote error={results.error} />
-      {!q && <p>Type words to find; messages of the channels and direct messages you are in are searched, newest first.</p>}
+      {!q && (
+        <p>
+          Type words to find in the channels and direct messages you are in: <code>"a phrase"</code>, <code>OR</code>, <code>-word</code> work, and
+          parts of words, URLs and addresses match too.
+        </p>
+      )}
       {results.isSuccess && rows.length === 0 && <p>No message matches “{q}”.</p>}
       <ul className="message-list" aria-label="Results">
         {rows.map((m) => (
@@ -92,7 +128,7 @@ export function SearchPage() {
               <Link to={`/a/${accountId}/${where(m.channel_id).section}/${m.channel_id}${m.thread_ts ? `/threads/${m.thread_ts}` : ''}`}>{where(m.channel_id).label}</Link>{' '}
               <strong>{names.get(m.author) ?? m.author}</strong> <time dateTime={m.created_at}>{formatTime(m.created_at)}</time>
             </div>
-            <p className="text">{highlight(m.text, q)}</p>
+            <p className="text">{m.highlight ? fromMarkers(m.highlight) : highlight(m.text, q)}</p>
           </li>
         ))}
       </ul>

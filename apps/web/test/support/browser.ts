@@ -1,11 +1,14 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import AxeBuilder from '@axe-core/playwright';
 import type { Config } from '@teamchat/core';
-import { PASSWORD, type Harness } from '../../../../test/support/harness';
+import { newAccount, PASSWORD, type Harness, type TestAccount } from '../../../../test/support/harness';
+import { startReceiver, type Receiver } from '../../../../test/support/https-receiver';
+import { startWorker, type RunningWorker } from '../../../worker/src/worker';
 import { startWebhookHarness } from '../../../../test/support/webhooks';
 
 /**
@@ -23,10 +26,15 @@ export interface WebEnv {
 }
 
 export async function startWebEnv(overrides: Partial<Config> = {}): Promise<WebEnv> {
-  const h = await startWebhookHarness(overrides);
-  const server = http.createServer(h.web);
+  // Listen first, so the web host's public URL is this server: upload URLs (local driver) are
+  // absolute, on PUBLIC_WEB_URL, and the browser PUTs the bytes there.
+  let web: http.RequestListener | null = null;
+  const server = http.createServer((req, res) => web!(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const filesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'web-files-'));
+  const h = await startWebhookHarness({ publicWebUrl: baseUrl, filesDriver: 'local', filesDir, ...overrides });
+  web = h.web;
   // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
   return {
@@ -38,6 +46,34 @@ export async function startWebEnv(overrides: Partial<Config> = {}): Promise<WebE
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       await h.close();
+    },
+  };
+}
+
+/**
+ * A web environment with a loopback HTTPS receiver and a real worker that relays one account's
+ * events (`live`): the journeys whose deliveries or mirror lines must really arrive.
+ */
+export interface LiveWebEnv {
+  env: WebEnv;
+  rx: Receiver;
+  worker: RunningWorker;
+  /** the account whose events the worker relays (it relays only the accounts it is given) */
+  live: TestAccount;
+  close(): Promise<void>;
+}
+
+export async function startLiveWebEnv(): Promise<LiveWebEnv> {
+  const env = await startWebEnv();
+  const rx = await startReceiver();
+  const live = await newAccount(env.h);
+  const worker = startWorker(env.h.deps, { maintenanceIntervalMs: 60_000, webhooks: { accountIds: [live.accountId] } });
+  return {
+    env, rx, worker, live,
+    async close() {
+      await worker.close();
+      await rx.close();
+      await env.close();
     },
   };
 }

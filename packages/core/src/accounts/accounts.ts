@@ -1,10 +1,10 @@
-import { accounts, eq, runStatement, statement, type Executor } from '@teamchat/db';
+import { accounts, eq, runStatement, statement, type Db, type Executor } from '@teamchat/db';
 import { recordAudit } from '../audit';
 import { AppError, errors } from '../errors';
 import { newId } from '../ids';
 import type { Plan } from '../plans';
 import type { Actor } from '../principal';
-import { addMember, ensureUser } from './people';
+import { addMember, ensureUser, preparePerson, type PreparedPerson } from './people';
 
 export type AccountState = 'active' | 'read_only' | 'suspended';
 export const ACCOUNT_STATES: readonly AccountState[] = ['active', 'read_only', 'suspended'];
@@ -22,18 +22,21 @@ export async function requireAccount(db: Executor, accountId: string): Promise<A
   return row;
 }
 
-/** Creates an account with its owner (operator CLI, demo seed). */
-export async function createAccount(
-  tx: Executor,
-  input: { plan: Plan; ownerEmail: string; ownerPassword: string; name?: string },
-) {
+/** Creates an account with its owner, prepared before the transaction (see PreparedPerson). */
+export async function createAccount(tx: Executor, input: { plan: Plan; owner: PreparedPerson; name?: string }) {
   const id = newId('account');
-  await tx.insert(accounts).values({ id, name: input.name ?? input.ownerEmail.split('@')[1] ?? id, plan: input.plan });
-  const user = await ensureUser(tx, input.ownerEmail, input.ownerPassword);
+  await tx.insert(accounts).values({ id, name: input.name ?? input.owner.email.split('@')[1] ?? id, plan: input.plan });
+  const user = await ensureUser(tx, input.owner);
   const owner = await addMember(tx, { accountId: id, userId: user.id, email: user.email, role: 'owner' });
   await recordAudit(tx, { accountId: id, action: 'account.created', via: 'cli', targetType: 'account', targetId: id, data: { plan: input.plan } });
   await recordAudit(tx, { accountId: id, action: 'member.added', via: 'cli', targetType: 'user', targetId: user.id, data: { role: 'owner' } });
   return { account_id: id, owner: { user_id: owner.user_id, identity_id: owner.identity_id, email: owner.email } };
+}
+
+/** Opens an account for an owner by email and password (operator CLI, tests, benches): the password settled first, then one transaction. */
+export async function openAccount(db: Db, input: { plan: Plan; ownerEmail: string; ownerPassword: string; name?: string }) {
+  const owner = await preparePerson(db, input.ownerEmail, input.ownerPassword);
+  return db.transaction((tx) => createAccount(tx, { plan: input.plan, owner, name: input.name }));
 }
 
 export async function setAccountState(tx: Executor, accountId: string, state: AccountState, actor?: Actor) {

@@ -16,18 +16,44 @@ export async function findUserByEmail(db: Executor, email: string) {
 }
 
 /**
- * Finds or creates the person with this email. An existing person's password must match, so
- * the operator CLI cannot silently take over someone's login.
+ * A person's sign-in, settled before any transaction opens: an existing person's password is
+ * checked, a new person's is hashed. scrypt holds ~50 ms of CPU (seconds on a loaded machine);
+ * inside a transaction it would keep a pooled connection idle until the database bound ends it
+ * (docs/api.md, "Errors": no request holds the database longer than a bound).
  */
-export async function ensureUser(tx: Executor, email: string, password: string) {
-  const existing = await findUserByEmail(tx, email);
-  if (existing) {
-    if (!(await verifyPassword(password, existing.passwordHash))) {
-      throw errors.invalid(`A person with email ${email} exists and the password does not match.`, { field: 'password' });
-    }
-    return existing;
+export type PreparedPerson = { email: string; userId: string } | { email: string; passwordHash: string };
+
+/** A person who does not exist yet, with the password already hashed. */
+export async function newPerson(email: string, password: string): Promise<PreparedPerson> {
+  return { email, passwordHash: await hashPassword(password) };
+}
+
+/**
+ * Finds the person with this email and checks the password, or hashes it for a new person. An
+ * existing person's password must match, so the operator CLI cannot silently take over someone's
+ * login.
+ */
+export async function preparePerson(db: Executor, email: string, password: string): Promise<PreparedPerson> {
+  const existing = await findUserByEmail(db, email);
+  if (!existing) return newPerson(email, password);
+  if (!(await verifyPassword(password, existing.passwordHash))) {
+    throw errors.invalid(`A person with email ${email} exists and the password does not match.`, { field: 'password' });
   }
-  const [row] = await tx.insert(users).values({ id: newId('user'), email, passwordHash: await hashPassword(password) }).returning();
+  return { email, userId: existing.id };
+}
+
+/** The prepared person's row: the existing one, or a new one inserted with the prepared hash. */
+export async function ensureUser(tx: Executor, person: PreparedPerson) {
+  if ('userId' in person) {
+    const [row] = await tx.select().from(users).where(eq(users.id, person.userId));
+    if (!row) throw errors.invalid(`The person with email ${person.email} no longer exists.`, { field: 'email' });
+    return row;
+  }
+  // Someone added this email between preparePerson and now: their password was never checked.
+  if (await findUserByEmail(tx, person.email)) {
+    throw errors.invalid(`A person with email ${person.email} was added meanwhile; try again.`, { field: 'email' });
+  }
+  const [row] = await tx.insert(users).values({ id: newId('user'), email: person.email, passwordHash: person.passwordHash }).returning();
   return row;
 }
 

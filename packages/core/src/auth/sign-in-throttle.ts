@@ -1,4 +1,5 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis';
+import { signInAddressKey, signInEmailKey, type RedisKeyConfig } from '../redis-keys';
 import { createHash } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import type { Logger } from '../logger';
@@ -18,9 +19,9 @@ export const SIGN_IN_ADDRESS_WINDOW_S = 60;
 
 const hashed = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
 
-function emailKey(prefix: string, email: string): string {
+function emailKey(keys: RedisKeyConfig, email: string): string {
   // Hashed so the Redis keyspace holds no email addresses.
-  return `${prefix}:signin:${hashed(email.trim().toLowerCase())}`;
+  return signInEmailKey(keys, hashed(email.trim().toLowerCase()));
 }
 
 /**
@@ -39,8 +40,8 @@ export function clientAddressKey(address: string | undefined): string {
   return `${groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
 }
 
-function addressKey(prefix: string, address: string | undefined): string {
-  return `${prefix}:signin-addr:${hashed(clientAddressKey(address))}`;
+function addressKey(keys: RedisKeyConfig, address: string | undefined): string {
+  return signInAddressKey(keys, hashed(clientAddressKey(address)));
 }
 
 /**
@@ -73,8 +74,8 @@ const REFUND_SCRIPT = new RedisScript(`
  * While Redis is away attempts are counted in this process (docs/limits.md, 'When Redis is away'),
  * so the throttle still holds per process; once Redis answers again its count is the one that matters.
  */
-const localCounts = new WeakMap<Redis, { emails: LocalWindowCounter; addresses: LocalWindowCounter }>();
-function local(redis: Redis) {
+const localCounts = new WeakMap<RedisClient, { emails: LocalWindowCounter; addresses: LocalWindowCounter }>();
+function local(redis: RedisClient) {
   let counters = localCounts.get(redis);
   if (!counters) {
     counters = { emails: new LocalWindowCounter(SIGN_IN_WINDOW_S * 1000), addresses: new LocalWindowCounter(SIGN_IN_ADDRESS_WINDOW_S * 1000) };
@@ -84,7 +85,7 @@ function local(redis: Redis) {
 }
 
 /** Runs `op` on Redis when it is usable; undefined (after counting the degraded decision) when not. */
-async function onRedis<T>(redis: Redis, log: Logger | undefined, op: () => Promise<T>): Promise<{ value: T } | undefined> {
+async function onRedis<T>(redis: RedisClient, log: Logger | undefined, op: () => Promise<T>): Promise<{ value: T } | undefined> {
   const availability = redisAvailability(redis);
   let error: unknown;
   if (availability.usable()) {
@@ -128,13 +129,13 @@ export interface SignInReservation {
  * refuses with 429 rate_limited (scope `sign_in`, Retry-After) when either is used up.
  */
 export async function reserveSignIn(
-  redis: Redis,
-  prefix: string,
+  redis: RedisClient,
+  keys: RedisKeyConfig,
   input: { email: string; address: string | undefined },
   log?: Logger,
 ): Promise<SignInReservation> {
-  const ek = emailKey(prefix, input.email);
-  const ak = addressKey(prefix, input.address);
+  const ek = emailKey(keys, input.email);
+  const ak = addressKey(keys, input.address);
   const got = await onRedis(redis, log, () => RESERVE_SCRIPT.run<[number, number]>(
     redis, [ek, ak], [SIGN_IN_MAX_FAILURES, SIGN_IN_WINDOW_S, SIGN_IN_MAX_PER_ADDRESS, SIGN_IN_ADDRESS_WINDOW_S],
   ));

@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis';
+import { queuePrefix, type RedisKeyConfig } from '../redis-keys';
 import { JOB_RETRY } from './catalogue';
 
 export const JOBS_QUEUE = 'jobs';
@@ -13,8 +14,8 @@ export interface JobMessage {
 export class JobQueue {
   readonly queue: Queue<JobMessage>;
 
-  constructor(connection: Redis, prefix: string) {
-    this.queue = new Queue<JobMessage>(JOBS_QUEUE, { connection, prefix });
+  constructor(connection: RedisClient, keys: RedisKeyConfig) {
+    this.queue = new Queue<JobMessage>(JOBS_QUEUE, { connection, prefix: queuePrefix(keys, JOBS_QUEUE) });
     this.queue.on('error', () => undefined);
   }
 

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis';
 import type { Logger } from '../logger';
 
 /**
@@ -37,7 +37,7 @@ export class RedisAvailability {
   private readonly lastLogAt = new Map<DegradedDecision, number>();
   private readonly suppressed = new Map<DegradedDecision, number>();
 
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
 
   /** Whether to try Redis now: connected, and not within a pause after a failure. */
   usable(): boolean {
@@ -73,10 +73,10 @@ export class RedisAvailability {
   }
 }
 
-const registry = new WeakMap<Redis, RedisAvailability>();
+const registry = new WeakMap<RedisClient, RedisAvailability>();
 
 /** The availability tracker of one Redis connection (shared by every limit that uses it). */
-export function redisAvailability(redis: Redis): RedisAvailability {
+export function redisAvailability(redis: RedisClient): RedisAvailability {
   let tracker = registry.get(redis);
   if (!tracker) {
     tracker = new RedisAvailability(redis);

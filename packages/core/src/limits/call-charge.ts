@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis';
 import type { Logger } from '../logger';
 import { redisAvailability } from './availability';
 import { minuteKey, unitsKey } from './keys';
@@ -66,8 +66,8 @@ export interface CallCharge {
 }
 
 /** While Redis is away each process counts the minute on its own (docs/limits.md). */
-const localMinutes = new WeakMap<Redis, LocalWindowCounter>();
-function localMinute(redis: Redis): LocalWindowCounter {
+const localMinutes = new WeakMap<RedisClient, LocalWindowCounter>();
+function localMinute(redis: RedisClient): LocalWindowCounter {
   let counter = localMinutes.get(redis);
   if (!counter) {
     counter = new LocalWindowCounter(MINUTE_WINDOW_MS);
@@ -83,7 +83,7 @@ function localMinute(redis: Redis): LocalWindowCounter {
  */
 export async function chargeCall(input: { seat: SeatRef; callsPerMinute: number; log: Logger }): Promise<CallCharge> {
   const { seat, callsPerMinute, log } = input;
-  const { redis, prefix, accountId, seatUserId, now } = seat;
+  const { redis, keys, accountId, seatUserId, now } = seat;
   const nowMs = now.getTime();
   const availability = redisAvailability(redis);
   let error: unknown;
@@ -91,7 +91,7 @@ export async function chargeCall(input: { seat: SeatRef; callsPerMinute: number;
     try {
       const [n, end, charged, used] = await CALL_SCRIPT.run<[number, number, number, number]>(
         redis,
-        [minuteKey(prefix, accountId, seatUserId), unitsKey(prefix, accountId, seatUserId, now)],
+        [minuteKey(keys, accountId, seatUserId), unitsKey(keys, accountId, seatUserId, now)],
         [nowMs, MINUTE_WINDOW_MS, callsPerMinute, seat.limits.unitsPerDay, unitsKeyTtlMs(now)],
       );
       return {

@@ -1,20 +1,13 @@
-/**
- * The ONE Redis key scheme of the seat limits (spec: Limits rule 1, a seat is a person in an
- * account): `<REDIS_PREFIX>:limits:<what>:<accountId>:<userId>[:<UTC day>]`.
- *
- * - `minute-window` — a hash `{ s: window start (ms, deps.now()), n: calls }`, the per-minute count;
- * - `units` … `:<YYYY-MM-DD>` — an integer, the call units spent that UTC day (API and worker).
- */
-export type SeatLimitKind = 'minute-window' | 'units';
+import { seatLimitKey, type RedisKeyConfig } from '../redis-keys';
 
-export function seatLimitKey(prefix: string, kind: SeatLimitKind, accountId: string, seatUserId: string, day?: string): string {
-  const base = `${prefix}:limits:${kind}:${accountId}:${seatUserId}`;
-  return day === undefined ? base : `${base}:${day}`;
-}
+/*
+ * The seat limits' keys (their scheme is redis-keys.ts `seatLimitKey`, where every Redis key is
+ * named): the per-minute window and the day's units of one seat.
+ */
 
 /** The seat's per-minute window. */
-export function minuteKey(prefix: string, accountId: string, seatUserId: string): string {
-  return seatLimitKey(prefix, 'minute-window', accountId, seatUserId);
+export function minuteKey(keys: RedisKeyConfig, accountId: string, seatUserId: string): string {
+  return seatLimitKey(keys, 'minute-window', accountId, seatUserId);
 }
 
 const DAY_MS = 86_400_000;
@@ -29,8 +22,8 @@ export function utcDay(now: Date): string {
 }
 
 /** The seat's unit counter for the UTC day of `now`. */
-export function unitsKey(prefix: string, accountId: string, seatUserId: string, now: Date): string {
-  return seatLimitKey(prefix, 'units', accountId, seatUserId, utcDay(now));
+export function unitsKey(keys: RedisKeyConfig, accountId: string, seatUserId: string, now: Date): string {
+  return seatLimitKey(keys, 'units', accountId, seatUserId, utcDay(now));
 }
 
 export function nextUtcMidnight(now: Date): Date {

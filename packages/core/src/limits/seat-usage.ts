@@ -30,14 +30,14 @@ export async function accountUsage(
     .innerJoin(users, eq(users.id, members.userId))
     .where(and(eq(members.accountId, input.accountId), input.onlyUserId ? eq(members.userId, input.onlyUserId) : undefined))
     .orderBy(asc(members.seq));
-  const prefix = deps.config.redisPrefix;
+  const keys = deps.config;
   let degraded = false;
   let answers: Array<[Error | null, unknown]> = [];
   try {
     const pipe = deps.redis.pipeline();
     for (const s of seats) {
-      pipe.hmget(minuteKey(prefix, input.accountId, s.userId), 's', 'n');
-      pipe.get(unitsKey(prefix, input.accountId, s.userId, now));
+      pipe.hmget(minuteKey(keys, input.accountId, s.userId), 's', 'n');
+      pipe.get(unitsKey(keys, input.accountId, s.userId, now));
     }
     answers = ((await pipe.exec()) ?? []) as Array<[Error | null, unknown]>;
   } catch {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type Redis from 'ioredis';
+import { bySlot, type RedisClient } from '../redis';
+import type { RedisKeyConfig } from '../redis-keys';
 import type { Deps } from '../context';
 import { READ_UNIT_BYTES, type Plan, type PlanLimits } from '../plans';
 import { nextUtcMidnight, unitsKey } from './keys';
@@ -55,9 +56,9 @@ export interface ChargeResult extends UnitUsage {
 }
 
 export interface SeatRef {
-  redis: Redis;
-  /** config.redisPrefix */
-  prefix: string;
+  redis: RedisClient;
+  /** how keys are named (deps.config) */
+  keys: RedisKeyConfig;
   accountId: string;
   /** the seat's person: actor.userId, or the webhook endpoint's creator */
   seatUserId: string;
@@ -83,12 +84,23 @@ export function unitsKeyTtlMs(now: Date): number {
 
 /** A Lua script run by EVALSHA, loaded with EVAL on the first NOSCRIPT (first use, or after a Redis restart). */
 export class RedisScript {
+  /** every script defined in this process (the modules loaded define theirs): loaded at warm-up */
+  static readonly defined: RedisScript[] = [];
   readonly sha: string;
   constructor(readonly source: string) {
     this.sha = createHash('sha1').update(source).digest('hex');
+    RedisScript.defined.push(this);
   }
 
-  async run<T>(redis: Redis, keys: string[], args: Array<string | number>): Promise<T> {
+  /** Loads every defined script into Redis (SCRIPT LOAD), so no first use pays a NOSCRIPT and an EVAL. */
+  static async loadAll(redis: RedisClient): Promise<number> {
+    // On a cluster each master keeps its own script cache.
+    const nodes = 'nodes' in redis && typeof redis.nodes === 'function' ? redis.nodes('master') : [redis];
+    await Promise.all(nodes.flatMap((node) => RedisScript.defined.map((s) => node.script('LOAD', s.source))));
+    return RedisScript.defined.length;
+  }
+
+  async run<T>(redis: RedisClient, keys: string[], args: Array<string | number>): Promise<T> {
     try {
       return (await redis.evalsha(this.sha, keys.length, ...keys, ...args)) as T;
     } catch (err) {
@@ -119,27 +131,35 @@ export async function chargeUnits(input: SeatRef & { units: number; check?: bool
  * chargeUnits for several seats in ONE Redis command (a webhook round charges each endpoint
  * creator's seat its attempts); each seat's charge is all or none.
  */
-export async function chargeUnitsMany(redis: Redis, inputs: ReadonlyArray<SeatRef & { units: number; check?: boolean }>): Promise<ChargeResult[]> {
-  const flat = await runCharges(redis, inputs);
-  return inputs.map((i, n) => ({ allowed: flat[2 * n] === 1, ...usage(Number(flat[2 * n + 1]), i.limits.unitsPerDay, i.now) }));
-}
-
-/** The charge script over every seat at once. */
-async function runCharges(redis: Redis, inputs: ReadonlyArray<SeatRef & { units: number; check?: boolean }>): Promise<number[]> {
+export async function chargeUnitsMany(redis: RedisClient, inputs: ReadonlyArray<SeatRef & { units: number; check?: boolean }>): Promise<ChargeResult[]> {
   for (const i of inputs) {
     if (!Number.isInteger(i.units) || i.units < 0) throw new RangeError(`units must be a non-negative integer, got ${i.units}`);
   }
+  // One script on one Redis; on a cluster one per hash slot (seats of different accounts), each seat still all or none.
+  const out = new Array<ChargeResult>(inputs.length);
+  const indexed = inputs.map((input, n) => ({ input, n }));
+  await Promise.all(bySlot(redis, indexed, ({ input: i }) => unitsKey(i.keys, i.accountId, i.seatUserId, i.now)).map(async (group) => {
+    const flat = await runCharges(redis, group.map((g) => g.input));
+    group.forEach(({ input: i, n }, k) => {
+      out[n] = { allowed: flat[2 * k] === 1, ...usage(Number(flat[2 * k + 1]), i.limits.unitsPerDay, i.now) };
+    });
+  }));
+  return out;
+}
+
+/** The charge script over the given seats at once (keys of one hash slot on a cluster). */
+async function runCharges(redis: RedisClient, inputs: ReadonlyArray<SeatRef & { units: number; check?: boolean }>): Promise<number[]> {
   if (inputs.length === 0) return [];
   return chargeScript.run<number[]>(
     redis,
-    inputs.map((i) => unitsKey(i.prefix, i.accountId, i.seatUserId, i.now)),
+    inputs.map((i) => unitsKey(i.keys, i.accountId, i.seatUserId, i.now)),
     inputs.flatMap((i) => [i.units, i.limits.unitsPerDay, unitsKeyTtlMs(i.now), i.check === false ? '0' : '1']),
   );
 }
 
 /** The seat's use today, without charging (GET /accounts/{id}). */
 export async function unitUsage(input: SeatRef): Promise<UnitUsage> {
-  const raw = await input.redis.get(unitsKey(input.prefix, input.accountId, input.seatUserId, input.now));
+  const raw = await input.redis.get(unitsKey(input.keys, input.accountId, input.seatUserId, input.now));
   return usage(raw === null ? 0 : Number(raw), input.limits.unitsPerDay, input.now);
 }
 
@@ -147,5 +167,5 @@ export async function unitUsage(input: SeatRef): Promise<UnitUsage> {
 export function seatOf(deps: Pick<Deps, 'redis' | 'config' | 'now'>, accountId: string, plan: Plan, seatUserId: string): SeatRef {
   const limits = deps.config.planLimits[plan];
   if (!limits) throw new Error(`unknown plan ${plan}`);
-  return { redis: deps.redis, prefix: deps.config.redisPrefix, accountId, seatUserId, limits, now: deps.now() };
+  return { redis: deps.redis, keys: deps.config, accountId, seatUserId, limits, now: deps.now() };
 }

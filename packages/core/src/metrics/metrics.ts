@@ -35,6 +35,7 @@ export function createMetrics() {
   let defaultsOn = false;
   const queues = new Map<string, Queue>();
   let outboxPool: Pool | null = null;
+  let dispatcherStats: (() => { waiting: number; inFlight: number; accounts: number }) | null = null;
   // Both outbox gauges are collected concurrently in one scrape: they share one query.
   let outboxReading: ReturnType<typeof readOutboxBacklog> | null = null;
   const readOutbox = (pool: Pool) => {
@@ -138,6 +139,26 @@ export function createMetrics() {
       buckets: STAGE_BUCKETS,
       registers: r,
     }),
+    dispatcherRows: new Gauge({
+      name: 'teamchat_webhook_dispatcher_rows',
+      help: 'Delivery rows in this worker process\'s dispatcher, by state: waiting (for an in-flight slot of their account) or in_flight (claimed, on the wire or being recorded), read at scrape time. Rows an account had beyond its lane stay open in the database and are not counted.',
+      labelNames: ['state'] as const,
+      registers: r,
+      collect() {
+        if (!dispatcherStats) return;
+        const st = dispatcherStats();
+        this.set({ state: 'waiting' }, st.waiting);
+        this.set({ state: 'in_flight' }, st.inFlight);
+      },
+    }),
+    dispatcherAccounts: new Gauge({
+      name: 'teamchat_webhook_dispatcher_accounts',
+      help: 'Accounts with delivery rows waiting or in flight in this worker process\'s dispatcher (its lanes), read at scrape time.',
+      registers: r,
+      collect() {
+        if (dispatcherStats) this.set(dispatcherStats().accounts);
+      },
+    }),
     endpointsDisabledTotal: new Counter({
       name: 'teamchat_webhook_endpoints_disabled_total',
       help: 'Webhook endpoints disabled, by reason (failing, gone, slow, manual).',
@@ -171,6 +192,10 @@ export function createMetrics() {
     /** Report this queue's depths at scrape time (idempotent per queue name). */
     trackQueue(queue: Queue): void {
       queues.set(queue.name, queue);
+    },
+    /** Report a dispatcher's rows at scrape time (the worker's delivery engine registers its one). */
+    watchDispatcher(stats: () => { waiting: number; inFlight: number; accounts: number }): void {
+      dispatcherStats = stats;
     },
     /** Report the outbox backlog at scrape time, read through this pool. */
     watchOutbox(pool: Pool): void {

@@ -12,7 +12,8 @@ export interface Readiness {
   httpStatus: 200 | 503;
   body: {
     status: 'ready' | 'unavailable';
-    checks: { postgres: CheckResult; redis: CheckResult };
+    /** warm: 'pending' while the process warms up (docs/operations.md "Readiness") */
+    checks: { postgres: CheckResult; redis: CheckResult; warm: 'ok' | 'pending' };
     /** present while a graceful shutdown drains the process: load balancers stop sending */
     shutting_down?: true;
   };
@@ -28,20 +29,22 @@ async function check(probe: () => Promise<unknown>, timeoutMs: number, what: str
 }
 
 /**
- * Readiness for load balancers and orchestrators: PostgreSQL answers `SELECT 1` and Redis answers
- * PING, each within `timeoutMs`, and the process is not shutting down. The body names which part
+ * Readiness for load balancers and orchestrators: the process is warm (its warm-up ran:
+ * ops/warm-up.ts), PostgreSQL answers `SELECT 1` and Redis answers PING, each within
+ * `timeoutMs`, and the process is not shutting down. The body names which part
  * failed, never a host name or an error text (the endpoint is unauthenticated).
  */
-export async function checkReadiness(deps: Pick<Deps, 'database' | 'redis'>, timeoutMs = READY_TIMEOUT_MS): Promise<Readiness> {
+export async function checkReadiness(deps: Pick<Deps, 'database' | 'redis' | 'warmth'>, timeoutMs = READY_TIMEOUT_MS): Promise<Readiness> {
   const [postgres, redis] = await Promise.all([
     check(() => deps.database.pool.query('SELECT 1'), timeoutMs, 'postgres'),
     check(() => deps.redis.ping(), timeoutMs, 'redis'),
   ]);
   const draining = isShuttingDown();
-  const ready = postgres === 'ok' && redis === 'ok' && !draining;
+  const warm = deps.warmth.warm;
+  const ready = postgres === 'ok' && redis === 'ok' && warm && !draining;
   return {
     httpStatus: ready ? 200 : 503,
-    body: { status: ready ? 'ready' : 'unavailable', checks: { postgres, redis }, ...(draining ? { shutting_down: true as const } : {}) },
+    body: { status: ready ? 'ready' : 'unavailable', checks: { postgres, redis, warm: warm ? 'ok' : 'pending' }, ...(draining ? { shutting_down: true as const } : {}) },
   };
 }
 

@@ -2,3 +2,4 @@ export * from './health';
 export * from './server';
 export * from './shutdown';
 export * from './timeout';
+export * from './warm-up';

@@ -17,10 +17,10 @@ function send(res: http.ServerResponse, status: number, body: string, type = 'ap
 
 /**
  * The operations server of one process (API or worker), on its own port, never a public one:
- * GET /healthz (process up), GET /readyz (PostgreSQL and Redis answer), GET /metrics (Prometheus).
+ * GET /healthz (process up), GET /readyz (warm, PostgreSQL and Redis answer), GET /metrics (Prometheus).
  * Plain node:http, so the worker needs no web framework.
  */
-export async function startOpsServer(deps: Pick<Deps, 'database' | 'redis' | 'metrics' | 'logger'>, port: number, host = '0.0.0.0'): Promise<OpsServer> {
+export async function startOpsServer(deps: Pick<Deps, 'database' | 'redis' | 'metrics' | 'logger' | 'warmth'>, port: number, host = '0.0.0.0'): Promise<OpsServer> {
   deps.metrics.enableProcessMetrics();
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];

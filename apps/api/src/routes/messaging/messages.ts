@@ -1,50 +1,20 @@
-import { Router } from 'express';
-import Joi from 'joi';
 import {
-  AppError, addReaction, attachmentsSchema, clientRefSchema, editMessage, emojiSchema, etagOf, linksSchema,
-  listMessages, listQuerySchema, messageKeyset, messageTextSchema, postMessage, readThread, removeReaction, requestMessageDelete,
+  AppError, addReaction, editMessage, etagOf, listMessages, messageKeyset, postMessage, readThread, removeReaction, requestMessageDelete,
   toMessageView, type MessageView, type MessageWithReactions,
 } from '@teamchat/core';
-import { requireScope } from '../../http/account';
 import { creatingAtomic } from '../../http/create';
 import { listRequest, sendPage } from '../../http/lists';
 import { mcpSessionOf } from '../../http/mcp-session';
 import { actorOf, depsOf, locals } from '../../http/locals';
-import { validate } from '../../http/validate';
-import { channelIdParam, ifMatchVersion, parseTs, tsKeyset, tsParam } from './params';
-
-const needsContent = (value: { text?: string; attachments?: unknown[] }, helpers: Joi.CustomHelpers) =>
-  (value.text ?? '').trim() === '' && (value.attachments ?? []).length === 0 ? helpers.error('message.empty') : value;
-
-const postBody = Joi.object({
-  text: messageTextSchema.default(''),
-  attachments: attachmentsSchema,
-  links: linksSchema,
-  thread_ts: tsParam.optional(),
-  client_ref: clientRefSchema,
-}).custom(needsContent).messages({ 'message.empty': 'text: a message needs text or at least one attachment' });
-
-const patchBody = Joi.object({
-  text: messageTextSchema,
-  attachments: attachmentsSchema,
-  links: linksSchema,
-  version: Joi.number().integer().min(1).max(2_147_483_647), // the column is a PostgreSQL integer
-}).or('text', 'attachments', 'links');
-
-const channelParams = { channelId: channelIdParam };
-const messageParams = { channelId: channelIdParam, ts: tsParam };
-const reactionParams = { ...messageParams, emoji: emojiSchema.required() };
+import type { HandlerMap } from '../handlers';
+import { ifMatchVersion, parseTs, tsKeyset } from './params';
 
 const view = (m: MessageWithReactions) => toMessageView(m.row, m.reactions);
 const keyOf = (m: MessageWithReactions) => m.row.tsMicros.toString();
 
 /** Messages, threads and reactions of a channel (DMs included: a DM is a channel). */
-export function messagesRouter(): Router {
-  const router = Router({ mergeParams: true });
-  const read = requireScope('channels:read');
-  const write = requireScope('channels:write');
-
-  router.get('/channels/:channelId/messages', read, validate({ params: channelParams, query: listQuerySchema }), async (req, res) => {
+export const messageHandlers = {
+  listMessages: async (req, res) => {
     const channelId = locals(res).valid.params.channelId as string;
     const list = `messages:${channelId}`;
     const page = listRequest<unknown>(req, res, list);
@@ -52,25 +22,24 @@ export function messagesRouter(): Router {
       actor: actorOf(res), channelId, page: { limit: page.limit, after: tsKeyset(page.after) },
     });
     sendPage(req, res, list, rows, page.limit, (v: MessageView) => v, messageKeyset);
-  });
+  },
 
-  router.post('/channels/:channelId/messages', write, validate({ params: channelParams, body: postBody }),
-    // The post is one statement (post-message.ts): no transaction unless an Idempotency-Key needs one.
-    creatingAtomic(async ({ db, actor, body, params, req }) => {
-      const row = await postMessage(db, {
-        actor,
-        channelId: params.channelId,
-        text: body.text,
-        attachments: body.attachments,
-        links: body.links,
-        threadTsMicros: body.thread_ts === undefined ? undefined : parseTs(body.thread_ts, 'thread_ts'),
-        clientRef: body.client_ref,
-        session: mcpSessionOf(req, actor),
-      });
-      return { status: 201, body: toMessageView(row), headers: { ETag: etagOf(row.version) } };
-    }));
+  // The post is one statement (post-message.ts): no transaction unless an Idempotency-Key needs one.
+  postMessage: creatingAtomic(async ({ db, actor, body, params, req }) => {
+    const row = await postMessage(db, {
+      actor,
+      channelId: params.channelId,
+      text: body.text,
+      attachments: body.attachments,
+      links: body.links,
+      threadTsMicros: body.thread_ts === undefined ? undefined : parseTs(body.thread_ts, 'thread_ts'),
+      clientRef: body.client_ref,
+      session: mcpSessionOf(req, actor),
+    });
+    return { status: 201, body: toMessageView(row), headers: { ETag: etagOf(row.version) } };
+  }),
 
-  router.patch('/channels/:channelId/messages/:ts', write, validate({ params: messageParams, body: patchBody }), async (req, res) => {
+  editMessage: async (req, res) => {
     const { params, body } = locals(res).valid;
     const ifMatch = ifMatchVersion(req);
     if (ifMatch !== undefined && body.version !== undefined && ifMatch !== body.version) {
@@ -82,9 +51,9 @@ export function messagesRouter(): Router {
     }));
     res.setHeader('ETag', etagOf(row.version));
     res.json(toMessageView(row));
-  });
+  },
 
-  router.delete('/channels/:channelId/messages/:ts', write, validate({ params: messageParams }), async (req, res) => {
+  deleteMessage: async (req, res) => {
     const deps = depsOf(req);
     const { params } = locals(res).valid;
     // The approval is committed first; only then is the caller told to have it confirmed.
@@ -99,31 +68,28 @@ export function messagesRouter(): Router {
       'Deleting a message through a credential needs a person to confirm it: open approval_url while signed in.',
       { approval_id: out.approval.id, approval_url: `${deps.config.publicWebUrl}/accounts/${out.approval.accountId}/approvals/${out.approval.id}`, expires_at: out.approval.expiresAt.toISOString() },
     );
-  });
+  },
 
-  router.get('/channels/:channelId/threads/:threadTs', read,
-    validate({ params: { channelId: channelIdParam, threadTs: tsParam }, query: listQuerySchema }), async (req, res) => {
-      const { channelId, threadTs } = locals(res).valid.params as { channelId: string; threadTs: string };
-      const list = `thread:${channelId}:${threadTs}`;
-      const page = listRequest<unknown>(req, res, list);
-      const rows = await readThread(depsOf(req).database.db, {
-        actor: actorOf(res), channelId, threadTsMicros: parseTs(threadTs, 'threadTs'), page: { limit: page.limit, after: tsKeyset(page.after) },
-      });
-      sendPage(req, res, list, rows, page.limit, view, keyOf);
+  readThread: async (req, res) => {
+    const { channelId, threadTs } = locals(res).valid.params as { channelId: string; threadTs: string };
+    const list = `thread:${channelId}:${threadTs}`;
+    const page = listRequest<unknown>(req, res, list);
+    const rows = await readThread(depsOf(req).database.db, {
+      actor: actorOf(res), channelId, threadTsMicros: parseTs(threadTs, 'threadTs'), page: { limit: page.limit, after: tsKeyset(page.after) },
     });
+    sendPage(req, res, list, rows, page.limit, view, keyOf);
+  },
 
-  router.put('/channels/:channelId/messages/:ts/reactions/:emoji', write, validate({ params: reactionParams }), async (req, res) => {
+  addReaction: async (req, res) => {
     const { channelId, ts, emoji } = locals(res).valid.params as { channelId: string; ts: string; emoji: string };
     const actor = actorOf(res);
     const out = await depsOf(req).database.db.transaction((tx) => addReaction(tx, { actor, channelId, tsMicros: parseTs(ts), emoji }));
     res.status(out.added ? 201 : 200).json({ channel_id: channelId, ts, emoji, by: actor.identityId });
-  });
+  },
 
-  router.delete('/channels/:channelId/messages/:ts/reactions/:emoji', write, validate({ params: reactionParams }), async (req, res) => {
+  removeReaction: async (req, res) => {
     const { channelId, ts, emoji } = locals(res).valid.params as { channelId: string; ts: string; emoji: string };
     await depsOf(req).database.db.transaction((tx) => removeReaction(tx, { actor: actorOf(res), channelId, tsMicros: parseTs(ts), emoji }));
     res.status(204).end();
-  });
-
-  return router;
-}
+  },
+} satisfies HandlerMap;

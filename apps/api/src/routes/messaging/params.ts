@@ -1,11 +1,5 @@
 import type { Request } from 'express';
-import Joi from 'joi';
-import { AppError, TS_PATTERN, parseTs } from '@teamchat/core';
-
-/** Path ids: a malformed channel id simply finds nothing (404); a malformed ts is a 400. */
-export const channelIdParam = Joi.string().max(80).required();
-export const tsParam = Joi.string().pattern(TS_PATTERN).required()
-  .messages({ 'string.pattern.base': '{{#label}} must look like "1700000000.000001"' });
+import { AppError, parseTs } from '@teamchat/core';
 
 /**
  * If-Match carries an ETag from a GET or a write answer: `"3"` (also accepted: `W/"3"`, `3`).

@@ -1,40 +1,26 @@
-import { Router } from 'express';
-import Joi from 'joi';
 import {
   BULK_REPLAY_MAX, countReplayable, createJob, endpointStats, getDeliveryDetail, REPLAY_FAILED_JOB, replaysLeft,
-  replayRequesterOf, reserveReplays, STATS_WINDOWS, toJobView, type StatsWindow,
+  replayRequesterOf, reserveReplays, toJobView, type StatsWindow,
 } from '@teamchat/core';
 import { requireEndpoint, requireSendableEndpoint } from '@teamchat/delivery';
-import { requireScope } from '../../http/account';
 import { actorOf, depsOf, locals } from '../../http/locals';
-import { validate } from '../../http/validate';
+import type { HandlerMap } from '../handlers';
 
 /**
  * The dashboard's webhook routes beside the spec's (docs/web.md): one delivery with its request,
  * "Replay failed since…" (count, then a background job within the replay limit), and per-endpoint
  * stats from SQL aggregates. `webhooks:manage` like every webhook route.
  */
-const endpointParams = { endpointId: Joi.string().max(80).required() };
-const since = Joi.date().iso().required();
+export const webhookConsoleHandlers = {
+  getWebhookDelivery: async (req, res) => {
+    const deps = depsOf(req);
+    const accountId = req.params.accountId as string;
+    const { endpointId, deliveryId } = locals(res).valid.params as { endpointId: string; deliveryId: string };
+    const endpoint = await requireEndpoint(deps.database.db, accountId, endpointId);
+    res.json(await getDeliveryDetail(deps.database.db, { accountId, endpointId, deliveryId, authorizationSet: endpoint.authorizationEnc !== null, actor: actorOf(res), now: deps.now() }));
+  },
 
-export function webhookConsoleRouter(): Router {
-  const router = Router({ mergeParams: true });
-  const manage = requireScope('webhooks:manage');
-
-  router.get(
-    '/webhooks/:endpointId/deliveries/:deliveryId',
-    manage,
-    validate({ params: { ...endpointParams, deliveryId: Joi.string().max(80).required() } }),
-    async (req, res) => {
-      const deps = depsOf(req);
-      const accountId = req.params.accountId as string;
-      const { endpointId, deliveryId } = locals(res).valid.params as { endpointId: string; deliveryId: string };
-      const endpoint = await requireEndpoint(deps.database.db, accountId, endpointId);
-      res.json(await getDeliveryDetail(deps.database.db, { accountId, endpointId, deliveryId, authorizationSet: endpoint.authorizationEnc !== null, actor: actorOf(res) }));
-    },
-  );
-
-  router.get('/webhooks/:endpointId/replay-failed', manage, validate({ params: endpointParams, query: { since } }), async (req, res) => {
+  countFailedWebhookDeliveries: async (req, res) => {
     const deps = depsOf(req);
     const accountId = req.params.accountId as string;
     const { endpointId } = locals(res).valid.params as { endpointId: string };
@@ -42,12 +28,12 @@ export function webhookConsoleRouter(): Router {
     const from = locals(res).valid.query.since as Date;
     const [count, left] = await Promise.all([
       countReplayable(deps.database.db, { endpointId, since: from, now: deps.now() }),
-      replaysLeft(deps.redis, deps.config.redisPrefix, endpointId),
+      replaysLeft(deps.redis, deps.config, endpointId),
     ]);
     res.json({ since: from.toISOString(), count, replays_left_this_hour: left, max: BULK_REPLAY_MAX });
-  });
+  },
 
-  router.post('/webhooks/:endpointId/replay-failed', manage, validate({ params: endpointParams, body: { since } }), async (req, res) => {
+  replayFailedWebhookDeliveries: async (req, res) => {
     const deps = depsOf(req);
     const l = locals(res);
     const accountId = req.params.accountId as string;
@@ -56,7 +42,7 @@ export function webhookConsoleRouter(): Router {
     const from = l.valid.body.since as Date;
     const until = deps.now();
     const count = await countReplayable(deps.database.db, { endpointId, since: from, now: until });
-    if (count > 0) await reserveReplays(deps.redis, deps.config.redisPrefix, endpointId, count);
+    if (count > 0) await reserveReplays(deps.redis, deps.config, endpointId, count);
     const job = await createJob(deps.database.db, {
       accountId, type: REPLAY_FAILED_JOB, createdByUserId: actorOf(res).userId,
       payload: { endpoint_id: endpointId, since: from.toISOString(), until: until.toISOString(), count, requested_by: replayRequesterOf(actorOf(res)) },
@@ -64,20 +50,13 @@ export function webhookConsoleRouter(): Router {
     // After the row is written; if Redis is away the worker's sweep enqueues it.
     await deps.jobQueue.enqueue(job.id).catch((err: Error) => l.log.warn('enqueue of replay job failed', { error: err.message }));
     res.status(202).json({ count, job_id: job.id, job_url: `/accounts/${accountId}/jobs/${job.id}`, job: toJobView(job) });
-  });
+  },
 
-  router.get(
-    '/webhooks/:endpointId/stats',
-    manage,
-    validate({ params: endpointParams, query: { window: Joi.string().valid(...Object.keys(STATS_WINDOWS)).default('24h') } }),
-    async (req, res) => {
-      const deps = depsOf(req);
-      const accountId = req.params.accountId as string;
-      const { endpointId } = locals(res).valid.params as { endpointId: string };
-      await requireEndpoint(deps.database.db, accountId, endpointId);
-      res.json(await endpointStats(deps.database.db, { endpointId, window: locals(res).valid.query.window as StatsWindow, now: deps.now() }));
-    },
-  );
-
-  return router;
-}
+  getWebhookEndpointStats: async (req, res) => {
+    const deps = depsOf(req);
+    const accountId = req.params.accountId as string;
+    const { endpointId } = locals(res).valid.params as { endpointId: string };
+    await requireEndpoint(deps.database.db, accountId, endpointId);
+    res.json(await endpointStats(deps.database.db, { endpointId, window: locals(res).valid.query.window as StatsWindow, now: deps.now() }));
+  },
+} satisfies HandlerMap;

@@ -1,16 +1,14 @@
-import { Router, type Response } from 'express';
+import type { Response } from 'express';
 import {
-  deleteEndpoint, emailNotifications, etagOf, getEndpoint, listEndpoints, listQuerySchema, registerEndpoint,
+  deleteEndpoint, emailNotifications, etagOf, getEndpoint, listEndpoints, registerEndpoint,
   revealSecret, rotateSecret, toWebhookEndpointView, updateEndpoint, type Deps, type RecordedNotification,
 } from '@teamchat/core';
 import { deliverEnableTest } from '@teamchat/delivery';
-import { requireScope, requireWebSession } from '../../http/account';
 import { creating } from '../../http/create';
 import { listRequest, sendPage } from '../../http/lists';
 import { actorOf, depsOf, locals } from '../../http/locals';
-import { validate } from '../../http/validate';
 import { ifMatchVersion } from '../messaging/params';
-import { endpointParams, patchBody, registerBody } from './endpoints.schemas';
+import type { HandlerMap } from '../handlers';
 
 /**
  * Emails the notices written by a committed change, in the background: the answer does not wait
@@ -30,20 +28,16 @@ function sendEndpoint<T extends { version: number }>(res: Response, status: numb
  * rotation). Every route needs `webhooks:manage` (owners' and admins' only); reveal and rotate
  * are web session only; the rules a credential meets elsewhere are the use cases'.
  */
-export function webhookEndpointsRouter(): Router {
-  const router = Router({ mergeParams: true });
-  const manage = requireScope('webhooks:manage');
-  const one = '/webhooks/:endpointId';
-
-  router.get('/webhooks', manage, validate({ query: listQuerySchema }), async (req, res) => {
+export const endpointHandlers = {
+  listWebhookEndpoints: async (req, res) => {
     const deps = depsOf(req);
     const page = listRequest<number>(req, res, 'webhooks');
     const now = deps.now();
     const rows = await listEndpoints(deps.database.db, { accountId: actorOf(res).accountId, now, page });
     sendPage(req, res, 'webhooks', rows, page.limit, (r) => toWebhookEndpointView(r.row, { health: r.health, now }), (r) => r.row.seq);
-  });
+  },
 
-  router.post('/webhooks', manage, validate({ body: registerBody }), creating(async ({ tx, deps, actor, body }) => {
+  registerWebhookEndpoint: creating(async ({ tx, deps, actor, body }) => {
     const out = await registerEndpoint(tx, {
       deps, actor, url: body.url, events: body.events, channels: body.channels, payload: body.payload,
       enabled: body.enabled, authorization: body.authorization,
@@ -57,15 +51,15 @@ export function webhookEndpointsRouter(): Router {
       headers: { ETag: etagOf(out.endpoint.version) },
       afterCommit: async () => mailInBackground(deps, out.notifications),
     };
-  }));
+  }),
 
-  router.get(one, manage, validate({ params: endpointParams }), async (req, res) => {
+  getWebhookEndpoint: async (req, res) => {
     const deps = depsOf(req);
     const out = await getEndpoint(deps.database.db, { accountId: actorOf(res).accountId, endpointId: locals(res).valid.params.endpointId, now: deps.now() });
     sendEndpoint(res, 200, toWebhookEndpointView(out.row, { health: out.health, now: deps.now() }));
-  });
+  },
 
-  router.patch(one, manage, validate({ params: endpointParams, body: patchBody }), async (req, res) => {
+  updateWebhookEndpoint: async (req, res) => {
     const deps = depsOf(req);
     const actor = actorOf(res);
     const { params, body } = locals(res).valid;
@@ -76,27 +70,25 @@ export function webhookEndpointsRouter(): Router {
     // Enabling delivers a test event first (once committed); the enable stands whatever its result.
     const testDelivery = out.enabled ? await deliverEnableTest(deps, { accountId: actor.accountId, endpointId: out.endpoint.id }) : undefined;
     sendEndpoint(res, 200, testDelivery ? { ...view, test_delivery: testDelivery } : view);
-  });
+  },
 
-  router.delete(one, manage, validate({ params: endpointParams }), async (req, res) => {
+  deleteWebhookEndpoint: async (req, res) => {
     const deps = depsOf(req);
     await deps.database.db.transaction((tx) => deleteEndpoint(tx, { deps, actor: actorOf(res), endpointId: locals(res).valid.params.endpointId }));
     res.status(204).end();
-  });
+  },
 
-  router.post(`${one}/reveal`, requireWebSession, manage, validate({ params: endpointParams }), async (req, res) => {
+  revealWebhookSecret: async (req, res) => {
     const deps = depsOf(req);
     const out = await deps.database.db.transaction((tx) => revealSecret(tx, { deps, actor: actorOf(res), endpointId: locals(res).valid.params.endpointId }));
     res.setHeader('Cache-Control', 'no-store');
     sendEndpoint(res, 200, { ...toWebhookEndpointView(out.endpoint, { now: deps.now() }), secret: out.secret });
-  });
+  },
 
-  router.post(`${one}/rotate`, requireWebSession, manage, validate({ params: endpointParams }), async (req, res) => {
+  rotateWebhookSecret: async (req, res) => {
     const deps = depsOf(req);
     const out = await deps.database.db.transaction((tx) => rotateSecret(tx, { deps, actor: actorOf(res), endpointId: locals(res).valid.params.endpointId }));
     res.setHeader('Cache-Control', 'no-store');
     sendEndpoint(res, 200, { ...toWebhookEndpointView(out.endpoint, { now: deps.now() }), secret: out.secret });
-  });
-
-  return router;
-}
+  },
+} satisfies HandlerMap;

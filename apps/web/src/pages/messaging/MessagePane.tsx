@@ -2,7 +2,9 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { ApiError, client, unwrap, type Page } from '../../api/client';
-import type { Message } from '../../api/types';
+import type { Attachment, FileInfo, Message } from '../../api/types';
+import { contentUrl, formatBytes } from '../../api/upload';
+import { UploadProgress, useUpload } from '../files/useUpload';
 import { ConfirmButton, ErrorNote, formatTime } from '../../components/ui';
 
 /** Identity id → name, for authors (people and agents); ids stand in until it loads. */
@@ -17,15 +19,30 @@ export function useIdentityNames(accountId: string): Map<string, string> {
 /** Reactions offered on every message, by Slack-style name (shown as `:name:`, so no emoji font is needed). */
 const REACTIONS = ['thumbsup', 'heart', 'eyes'];
 
-function Composer({ label, button, onSend }: { label: string; button: string; onSend: (text: string) => Promise<unknown> }) {
+/** A message box: text, optional files attached (each uploaded with its progress first), and its send button. */
+function Composer({ accountId, label, button, attachLabel, onSend }: { accountId: string; label: string; button: string; attachLabel: string; onSend: (text: string, attachments: FileInfo[]) => Promise<unknown> }) {
   const [text, setText] = useState('');
-  const send = useMutation({ mutationFn: () => onSend(text), onSuccess: () => setText('') });
+  const [attached, setAttached] = useState<FileInfo[]>([]);
+  const [inputKey, setInputKey] = useState(0);
+  const upload = useUpload(accountId, (f) => {
+    setAttached((list) => [...list, f]);
+    setInputKey((k) => k + 1);
+  });
+  const send = useMutation({
+    mutationFn: () => onSend(text, attached),
+    onSuccess: () => {
+      setText('');
+      setAttached([]);
+      upload.reset();
+    },
+  });
+  const ready = (text.trim() || attached.length > 0) && !upload.isPending;
   return (
     <form
       className="composer"
       onSubmit={(e: FormEvent) => {
         e.preventDefault();
-        if (text.trim()) send.mutate();
+        if (ready) send.mutate();
       }}
     >
       <label>
@@ -37,16 +54,71 @@ function Composer({ label, button, onSend }: { label: string; button: string; on
           onKeyDown={(e) => {
             if (e.key === 'Enter' && !e.shiftKey) {
               e.preventDefault();
-              if (text.trim()) send.mutate();
+              if (ready) send.mutate();
             }
           }}
         />
       </label>
-      <button type="submit" disabled={send.isPending}>
-        {button}
-      </button>
-      <ErrorNote error={send.error} />
+      <div className="row">
+        <label className="attach">
+          {attachLabel}
+          <input
+            key={inputKey}
+            type="file"
+            disabled={upload.isPending}
+            onChange={(e) => {
+              const f = e.target.files?.[0];
+              if (f) upload.mutate(f);
+            }}
+          />
+        </label>
+        <button type="submit" disabled={send.isPending || !ready}>
+          {button}
+        </button>
+      </div>
+      <UploadProgress label={`${attachLabel} progress`} progress={upload.progress} active={upload.isPending} />
+      {attached.length > 0 && (
+        <ul className="attachments" aria-label="Attached files">
+          {attached.map((f) => (
+            <li key={f.id}>
+              {f.name} ({formatBytes(f.size)}){' '}
+              <button type="button" onClick={() => setAttached((list) => list.filter((x) => x.id !== f.id))}>
+                Remove {f.name}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <ErrorNote error={upload.error ?? send.error} />
     </form>
+  );
+}
+
+/** A message's attachments: files as download links (name and size), links as links. */
+function Attachments({ accountId, items }: { accountId: string; items: Attachment[] | undefined }) {
+  if (!items || items.length === 0) return null;
+  return (
+    <ul className="attachments" aria-label="Attachments">
+      {items.map((a, i) => (
+        <li key={a.file_id ?? a.url ?? i}>
+          {a.file_id ? (
+            <>
+              <a href={contentUrl(accountId, a.file_id)} download={a.name}>
+                {a.title ?? a.name ?? a.file_id}
+              </a>{' '}
+              <span className="muted small">
+                {a.size !== undefined && formatBytes(a.size)}
+                {a.content_type && ` · ${a.content_type}`}
+              </span>
+            </>
+          ) : a.url ? (
+            <a href={a.url} rel="noopener noreferrer nofollow" target="_blank">
+              {a.title ?? a.url}
+            </a>
+          ) : null}
+        </li>
+      ))}
+    </ul>
   );
 }
 
@@ -122,6 +194,7 @@ function MessageItem({ accountId, channelId, m, threadHref, onChanged, names }: 
       ) : (
         <p className="text">{m.text}</p>
       )}
+      <Attachments accountId={accountId} items={m.attachments} />
       <div className="row small">
         {m.reactions.map((r) => (
           <span key={r.emoji} className="badge">
@@ -187,8 +260,13 @@ export function MessagePane({ accountId, channelId, title, base, threadTs }: { a
     void qc.invalidateQueries({ queryKey: key });
     void qc.invalidateQueries({ queryKey: ['thread', accountId, channelId] });
   };
-  const post = (text: string, thread_ts?: string) =>
-    unwrap(client.POST<Message>('/accounts/{accountId}/channels/{channelId}/messages', { params: { path: { accountId, channelId } }, body: { text, thread_ts } })).then(refresh);
+  const post = (text: string, files: FileInfo[], thread_ts?: string) =>
+    unwrap(
+      client.POST<Message>('/accounts/{accountId}/channels/{channelId}/messages', {
+        params: { path: { accountId, channelId } },
+        body: { text, thread_ts, ...(files.length ? { attachments: files.map((f) => ({ file_id: f.id })) } : {}) },
+      }),
+    ).then(refresh);
   const sentinel = useRef<HTMLLIElement>(null);
   useEffect(() => {
     const el = sentinel.current;
@@ -204,7 +282,7 @@ export function MessagePane({ accountId, channelId, title, base, threadTs }: { a
     <div className="pane">
       <section aria-labelledby="pane-title" className="messages">
         <h2 id="pane-title">{title}</h2>
-        <Composer label="Message" button="Send" onSend={(t) => post(t)} />
+        <Composer accountId={accountId} label="Message" button="Send" attachLabel="Attach file" onSend={(t, f) => post(t, f)} />
         <ErrorNote error={messages.error} />
         {messages.isSuccess && rows.length === 0 && <p>No messages yet. Write the first one above.</p>}
         <ul className="message-list">
@@ -229,7 +307,7 @@ export function MessagePane({ accountId, channelId, title, base, threadTs }: { a
               <MessageItem key={m.ts} accountId={accountId} channelId={channelId} m={m} onChanged={refresh} names={names} />
             ))}
           </ul>
-          <Composer label="Reply" button="Send reply" onSend={(t) => post(t, threadTs)} />
+          <Composer accountId={accountId} label="Reply" button="Send reply" attachLabel="Attach file to thread" onSend={(t, f) => post(t, f, threadTs)} />
         </section>
       )}
     </div>

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useSearchParams } from 'react-router';
 import { client, unwrap, type Page } from '../../api/client';
@@ -72,7 +72,12 @@ export function DeliveryLog({ accountId, endpointId }: { accountId: string; endp
   const qc = useQueryClient();
   const [detail, setDetail] = useState<string | null>(null);
   const [eventIdDraft, setEventIdDraft] = useState(params.get('event_id') ?? '');
-  const statuses = (params.get('status') ?? '').split(',').filter(Boolean);
+  const statusParam = params.get('status') ?? '';
+  const statuses = statusParam.split(',').filter(Boolean);
+  // The boxes follow the click at once: the URL (the filter's truth) is updated by a router
+  // navigation that may land a frame later, and a controlled box would flip back meanwhile.
+  const [picked, setPicked] = useState<string[]>(statuses);
+  useEffect(() => setPicked(statusParam.split(',').filter(Boolean)), [statusParam]);
   const eventType = params.get('event_type') ?? '';
   const range = params.get('range') ?? 'any';
   const eventId = params.get('event_id') ?? '';
@@ -120,8 +125,12 @@ export function DeliveryLog({ accountId, endpointId }: { accountId: string; endp
             <label key={s} className="check">
               <input
                 type="checkbox"
-                checked={statuses.includes(s)}
-                onChange={(e) => setParam('status', (e.target.checked ? [...statuses, s] : statuses.filter((x) => x !== s)).join(','))}
+                checked={picked.includes(s)}
+                onChange={(e) => {
+                  const next = e.target.checked ? [...picked, s] : picked.filter((x) => x !== s);
+                  setPicked(next);
+                  setParam('status', next.join(','));
+                }}
               />
               {s}
             </label>

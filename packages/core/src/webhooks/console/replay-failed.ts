@@ -1,10 +1,12 @@
 import { sql, type Executor } from '@teamchat/db';
-import type Redis from 'ioredis';
+import type { RedisClient } from '../../redis';
+import { manualDeliveryKey, type RedisKeyConfig } from '../../redis-keys';
 import { AppError } from '../../errors';
 import { getMembership } from '../../accounts/people';
 import type { Actor, Via } from '../../principal';
 import { isManager, type Role } from '../../scopes';
-import { manualDeliveryKey, MANUAL_DELIVERY_LIMITS } from '../delivery/manual-limits';
+import { MANUAL_DELIVERY_LIMITS } from '../delivery/manual-limits';
+import { deliveryLogFloor } from '../delivery/log';
 
 /**
  * "Replay failed since…" (docs/web.md, "Bulk replay"): every event of one endpoint whose latest
@@ -23,7 +25,10 @@ interface ReplayableRow {
 }
 
 /** The deliveries to replay: per event, its latest attempt on this endpoint since `since`, when that ended dead or failed. */
-export async function replayable(db: Executor, endpointId: string, since: Date, until: Date): Promise<string[]> {
+export async function replayable(db: Executor, endpointId: string, sinceAsked: Date, until: Date): Promise<string[]> {
+  // the log shows 30 days (deliveryLogFloor): nothing older is replayed, whatever `since` says
+  const floor = deliveryLogFloor(until);
+  const since = sinceAsked < floor ? floor : sinceAsked;
   const result = await db.execute<ReplayableRow>(sql`
     SELECT id FROM (
       SELECT DISTINCT ON (event_id) id, status, seq, event_id
@@ -43,8 +48,8 @@ export async function countReplayable(db: Executor, input: { endpointId: string;
 }
 
 /** Replays left this hour for the endpoint (the single-replay route spends the same counter). */
-export async function replaysLeft(redis: Redis, prefix: string, endpointId: string): Promise<number> {
-  const used = Number((await redis.get(manualDeliveryKey(prefix, 'replay', endpointId))) ?? 0);
+export async function replaysLeft(redis: RedisClient, keys: RedisKeyConfig, endpointId: string): Promise<number> {
+  const used = Number((await redis.get(manualDeliveryKey(keys, 'replay', endpointId))) ?? 0);
   return Math.max(0, MANUAL_DELIVERY_LIMITS.replay.limit - used);
 }
 
@@ -56,9 +61,9 @@ redis.call('EXPIRE', KEYS[1], ARGV[3], 'NX')
 return {1, 0}`;
 
 /** Takes `n` replays of the endpoint's hourly allowance at once, or refuses with 429 and nothing taken. */
-export async function reserveReplays(redis: Redis, prefix: string, endpointId: string, n: number): Promise<void> {
+export async function reserveReplays(redis: RedisClient, keys: RedisKeyConfig, endpointId: string, n: number): Promise<void> {
   const rule = MANUAL_DELIVERY_LIMITS.replay;
-  const [ok, ttl] = (await redis.eval(RESERVE, 1, manualDeliveryKey(prefix, 'replay', endpointId), n, rule.limit, rule.windowS)) as [number, number];
+  const [ok, ttl] = (await redis.eval(RESERVE, 1, manualDeliveryKey(keys, 'replay', endpointId), n, rule.limit, rule.windowS)) as [number, number];
   if (ok === 1) return;
   const retryAfter = Math.max(1, ttl > 0 ? ttl : rule.windowS);
   throw new AppError(

@@ -1,5 +1,6 @@
 import { sql, type Executor } from '@teamchat/db';
 import type { DeliveryRow } from './rows';
+import { DELIVERY_LOG_RETENTION_MS } from './schedule';
 
 /** One entry of GET .../webhooks/{endpointId}/deliveries (docs/webhooks.md lists the fields). */
 export interface DeliveryView {
@@ -34,21 +35,99 @@ export function toDeliveryView(r: DeliveryRow): DeliveryView {
   };
 }
 
+/** Weeks of partitions the maintenance pass keeps made ahead of the current one. */
+export const DELIVERY_LOG_WEEKS_AHEAD = 2;
+const WEEK_MS = 7 * 24 * 3_600_000;
+const PARTITION_NAME = /^webhook_deliveries_w(\d{4})(\d{2})(\d{2})$/;
+
 /**
- * Retention (spec: delivery log kept 30 days): deletes closed attempts older than `before`,
- * then bodies no attempt points to any more, in batches. Open rows are never purged.
+ * The oldest `created_at` the delivery log shows (spec: kept 30 days): every read of the log
+ * (page, one delivery, replay, bulk replay) is bounded by it, so the log keeps exactly 30 days
+ * whatever week's partition is still on disk (docs/webhooks.md "Retention").
  */
-export async function purgeDeliveryLog(db: Executor, before: Date, batch = 5000): Promise<number> {
-  const deleted = await db.execute(sql`
-    DELETE FROM webhook_deliveries WHERE id IN (
-      SELECT id FROM webhook_deliveries
-       WHERE created_at < ${before} AND status NOT IN ('pending', 'retrying')
-       LIMIT ${batch})`);
+export function deliveryLogFloor(now: Date): Date {
+  return new Date(now.getTime() - DELIVERY_LOG_RETENTION_MS);
+}
+
+/** Makes the weekly partitions of the delivery log from the current week to DELIVERY_LOG_WEEKS_AHEAD ahead; answers how many it made. */
+export async function ensureDeliveryLogPartitions(db: Executor, now: Date): Promise<number> {
+  const r = await db.execute<{ made: number }>(sql`SELECT webhook_deliveries_ensure_partitions(${now}, ${DELIVERY_LOG_WEEKS_AHEAD}) AS made`);
+  return Number(r.rows[0]?.made ?? 0);
+}
+
+/** The log's weekly partitions with their ranges (from their names, which the partition function writes). */
+export async function deliveryLogPartitions(db: Executor): Promise<Array<{ name: string; from: Date; to: Date }>> {
+  const r = await db.execute<{ name: string }>(sql`
+    SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent = 'webhook_deliveries'::regclass`);
+  const out: Array<{ name: string; from: Date; to: Date }> = [];
+  for (const { name } of r.rows) {
+    const m = PARTITION_NAME.exec(name);
+    if (!m) continue; // the default partition
+    const from = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+    out.push({ name, from, to: new Date(from.getTime() + WEEK_MS) });
+  }
+  return out.sort((a, b) => a.from.getTime() - b.from.getTime());
+}
+
+/**
+ * Retention (spec: delivery log kept 30 days). Each weekly partition whose whole week is older
+ * than `before` is detached and dropped (no row is deleted, nothing to vacuum), unless it still
+ * holds open rows (never purged: an account suspended for weeks keeps its deliveries waiting),
+ * in which case its closed rows are deleted in batches instead. Rows of the default partition
+ * (outside every week) are deleted in batches the same way. Then bodies no attempt points to any
+ * more, and the rollups' hours older than `before`. Detaching takes a brief exclusive lock on the
+ * log: it waits at most `lockTimeoutMs` for running statements, else it is tried again at the next
+ * pass. Answers the rows purged.
+ */
+export async function purgeDeliveryLog(db: Executor, before: Date, batch = 5000, lockTimeoutMs = 2000): Promise<number> {
+  let purged = 0;
+  for (const p of await deliveryLogPartitions(db)) {
+    if (p.to.getTime() > before.getTime()) continue;
+    const open = await db.execute(sql`SELECT 1 FROM ${sql.identifier(p.name)} WHERE status IN ('pending', 'retrying') LIMIT 1`);
+    if (open.rows.length > 0) {
+      purged += await deleteClosedRows(db, sql.identifier(p.name), before, batch);
+      continue;
+    }
+    const rows = await db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM ${sql.identifier(p.name)}`);
+    try {
+      await db.transaction(async (tx) => {
+        await tx.execute(sql.raw(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`));
+        await tx.execute(sql`ALTER TABLE webhook_deliveries DETACH PARTITION ${sql.identifier(p.name)}`);
+        await tx.execute(sql`DROP TABLE ${sql.identifier(p.name)}`);
+      });
+      purged += Number(rows.rows[0]?.n ?? 0);
+    } catch (err) {
+      // lock_not_available: busy log; the next pass tries again
+      if ((err as { code?: string }).code !== '55P03') throw err;
+    }
+  }
+  purged += await deleteClosedRows(db, sql.identifier('webhook_deliveries_default'), before, batch);
   await db.execute(sql`
     DELETE FROM webhook_bodies b WHERE b.id IN (
       SELECT b2.id FROM webhook_bodies b2
        WHERE b2.created_at < ${before}
          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.body_id = b2.id)
        LIMIT ${batch})`);
-  return deleted.rowCount ?? 0;
+  await db.execute(sql`DELETE FROM webhook_endpoint_hours WHERE hour < ${before}`);
+  return purged;
+}
+
+/** Deletes closed rows older than `before` from one partition, a batch at a time (at most 20 batches a pass). */
+async function deleteClosedRows(db: Executor, table: ReturnType<typeof sql.identifier>, before: Date, batch: number): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < 20; i += 1) {
+    const r = await db.execute(sql`
+      DELETE FROM ${table} WHERE ctid IN (
+        SELECT ctid FROM ${table} WHERE created_at < ${before} AND status NOT IN ('pending', 'retrying') LIMIT ${batch})`);
+    total += r.rowCount ?? 0;
+    if ((r.rowCount ?? 0) < batch) break;
+  }
+  return total;
+}
+
+/** Folds the health deltas into the rollups (webhook_health_fold in migration 0006); answers the deltas folded. */
+export async function foldEndpointHealth(db: Executor): Promise<number> {
+  const r = await db.execute<{ n: number }>(sql`SELECT webhook_health_fold() AS n`);
+  return Number(r.rows[0]?.n ?? 0);
 }

@@ -1,4 +1,5 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../../redis';
+import { manualDeliveryKey, type RedisKeyConfig } from '../../redis-keys';
 import { AppError } from '../../errors';
 
 /**
@@ -13,14 +14,10 @@ export const MANUAL_DELIVERY_LIMITS = {
 
 export type ManualDeliveryKind = keyof typeof MANUAL_DELIVERY_LIMITS;
 
-/** The endpoint's counter of manual deliveries of one kind in the current window. */
-export function manualDeliveryKey(prefix: string, kind: ManualDeliveryKind, endpointId: string): string {
-  return `${prefix}:webhooks:${kind}:${endpointId}`;
-}
-
-export async function assertManualDeliveryAllowed(redis: Redis, prefix: string, kind: ManualDeliveryKind, endpointId: string): Promise<void> {
+/** Counts one manual delivery of `kind` to the endpoint (or mirror) in its window (redis-keys.ts `manualDeliveryKey`); over the limit: 429. */
+export async function assertManualDeliveryAllowed(redis: RedisClient, keys: RedisKeyConfig, kind: ManualDeliveryKind, endpointId: string): Promise<void> {
   const rule = MANUAL_DELIVERY_LIMITS[kind];
-  const key = manualDeliveryKey(prefix, kind, endpointId);
+  const key = manualDeliveryKey(keys, kind, endpointId);
   const result = await redis.multi().incr(key).expire(key, rule.windowS, 'NX').ttl(key).exec();
   const count = Number(result?.[0]?.[1] ?? 0);
   if (count <= rule.limit) return;

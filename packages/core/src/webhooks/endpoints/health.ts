@@ -26,37 +26,50 @@ const EMPTY: EndpointHealth = {
 
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string | Date).toISOString());
 
+/** Start of the success rate's window: the hour 23 hours before the current one (the 24 h chart's first bucket). */
+export function healthRateSince(now: Date): Date {
+  return new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS - (HEALTH_RATE_HOURS - 1) * HOUR_MS);
+}
+const HOUR_MS = 3_600_000;
+const HEALTH_RATE_HOURS = HEALTH_RATE_WINDOW_MS / HOUR_MS;
+
 /**
- * Health of endpoints, from the delivery log (one row per attempt, tests and replays included).
- * An attempt is a row with `attempted_at`: `delivered` is a success; `failed`, `retrying` and
- * `dead` are failures. One round trip for a whole page of endpoints.
+ * Health of endpoints, from the rollups the delivery log's triggers keep (docs/webhooks.md
+ * "Health and stats rollups"), never from a scan of the log: per endpoint one row
+ * (`webhook_endpoint_health`), at most 24 hourly rows (`webhook_endpoint_hours`), and the
+ * deltas not yet folded into them. An attempt is a log row with `attempted_at`: `delivered` is a
+ * success; `failed`, `retrying` and `dead` are failures. One round trip for a whole page.
  */
 export async function endpointHealth(db: Executor, endpointIds: readonly string[], now: Date): Promise<Map<string, EndpointHealth>> {
   const out = new Map<string, EndpointHealth>();
   if (endpointIds.length === 0) return out;
-  const since = new Date(now.getTime() - HEALTH_RATE_WINDOW_MS);
+  const since = healthRateSince(now);
   const result = await db.execute(sql`
-    SELECT e.id AS endpoint_id, agg.last_success_at, agg.last_failure_at, agg.attempts_24h, agg.delivered_24h,
-           agg.pending_count, med.median_latency_ms
+    SELECT e.id AS endpoint_id,
+           GREATEST(h.last_success_at, d.last_success_at) AS last_success_at,
+           GREATEST(h.last_failure_at, d.last_failure_at) AS last_failure_at,
+           COALESCE(h.open_count, 0) + COALESCE(d.open_count, 0) AS pending_count,
+           r.attempts_24h, r.delivered_24h, med.median_latency_ms
     FROM unnest(ARRAY[${sql.join(endpointIds.map((id) => sql`${id}`), sql`, `)}]::text[]) AS e(id)
+    LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = e.id
     LEFT JOIN LATERAL (
-      SELECT
-        max(d.attempted_at) FILTER (WHERE d.status = 'delivered') AS last_success_at,
-        max(d.attempted_at) FILTER (WHERE d.status IN ('failed', 'retrying', 'dead')) AS last_failure_at,
-        count(*) FILTER (WHERE d.attempted_at >= ${since} AND d.status IN ('delivered', 'failed', 'retrying', 'dead'))::int AS attempts_24h,
-        count(*) FILTER (WHERE d.attempted_at >= ${since} AND d.status = 'delivered')::int AS delivered_24h,
-        count(*) FILTER (WHERE d.status IN ('pending', 'retrying'))::int AS pending_count
-      FROM webhook_deliveries d
-      WHERE d.endpoint_id = e.id
-    ) agg ON true
+      SELECT max(x.last_success_at) AS last_success_at, max(x.last_failure_at) AS last_failure_at, sum(x.open_count) AS open_count
+        FROM webhook_health_deltas x WHERE x.endpoint_id = e.id
+    ) d ON true
     LEFT JOIN LATERAL (
-      SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY l.latency_ms) AS median_latency_ms
-      FROM (
-        SELECT d.latency_ms FROM webhook_deliveries d
-        WHERE d.endpoint_id = e.id AND d.attempted_at IS NOT NULL AND d.latency_ms IS NOT NULL
-        ORDER BY d.seq DESC
-        LIMIT ${HEALTH_LATENCY_WINDOW}
-      ) l
+      SELECT COALESCE(sum(y.delivered + y.failed + y.dead), 0)::int AS attempts_24h, COALESCE(sum(y.delivered), 0)::int AS delivered_24h
+        FROM (SELECT delivered, failed, dead FROM webhook_endpoint_hours WHERE endpoint_id = e.id AND hour >= ${since}
+              UNION ALL
+              SELECT delivered, failed, dead FROM webhook_health_deltas WHERE endpoint_id = e.id AND hour >= ${since}) y
+    ) r ON true
+    LEFT JOIN LATERAL (
+      SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY l.ms) AS median_latency_ms
+        FROM (SELECT (p->>1)::int AS ms
+                FROM (SELECT jsonb_array_elements(h.recent) AS p
+                      UNION ALL
+                      SELECT jsonb_array_elements(x.recent) FROM webhook_health_deltas x WHERE x.endpoint_id = e.id) z
+               ORDER BY (p->>0)::bigint DESC
+               LIMIT ${HEALTH_LATENCY_WINDOW}) l
     ) med ON true`);
   for (const r of result.rows as Array<Record<string, unknown>>) {
     const attempts = Number(r.attempts_24h ?? 0);

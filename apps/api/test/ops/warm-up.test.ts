@@ -1,0 +1,107 @@
+import http from 'node:http';
+import { createDeps, startOpsServer, waitReady, type Deps } from '@teamchat/core';
+import { engineWarmUp } from '@teamchat/delivery';
+import { createApp } from '../../src/app';
+import { apiWarmUp } from '../../src/warm-up';
+import { startHarness, type Harness } from '../../../../test/support/harness';
+
+/** The /readyz body (docs/operations.md, "Readiness"). */
+type Readyz = { checks: Record<string, string> };
+
+/**
+ * docs/operations.md "Readiness": a serving process (the API, the worker) is created cold and
+ * /readyz answers 503 (`warm: pending`) until its warm-up ran: every pool connection open with
+ * the named statements prepared on it, the Redis scripts loaded, its code exercised.
+ */
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+function listen(app: http.RequestListener): Promise<http.Server> {
+  return new Promise((resolve) => {
+    const s = http.createServer(app).listen(0, '127.0.0.1', () => resolve(s));
+  });
+}
+
+/** The named statements prepared on each of the pool's connections (one query per connection, all checked out at once). */
+async function preparedPerConnection(deps: Deps): Promise<Array<Set<string>>> {
+  const n = deps.database.pool.options.max ?? 10;
+  const clients = await Promise.all(Array.from({ length: n }, () => deps.database.pool.connect()));
+  try {
+    return await Promise.all(clients.map(async (c) => new Set((await c.query<{ name: string }>('SELECT name FROM pg_prepared_statements')).rows.map((r) => r.name))));
+  } finally {
+    for (const c of clients) c.release();
+  }
+}
+
+test('the API process: /readyz is 503 (warm: pending) on both hosts until the warm-up ran, then 200; every connection has the statements prepared; nothing was written', async () => {
+  const deps = createDeps(h.deps.config, 'api', { serving: true, poolSize: 4 });
+  await waitReady(deps.redis);
+  const api = await listen(createApp(deps, 'api'));
+  const web = await listen(createApp(deps, 'web'));
+  const ops = await startOpsServer(deps, 0, '127.0.0.1');
+  const url = (s: http.Server, p: string) => `http://127.0.0.1:${(s.address() as import('node:net').AddressInfo).port}${p}`;
+  try {
+    for (const s of [api, web]) {
+      const cold = await fetch(url(s, '/readyz'));
+      expect(cold.status).toBe(503);
+      expect(((await cold.json()) as Readyz).checks).toEqual({ postgres: 'ok', redis: 'ok', warm: 'pending' });
+    }
+    expect((await fetch(`http://127.0.0.1:${ops.port}/readyz`)).status).toBe(503);
+    const messagesBefore = Number((await h.deps.database.pool.query('SELECT count(*) AS n FROM messages')).rows[0].n);
+
+    await deps.warmth.run(apiWarmUp(deps, { api, web }), deps.logger);
+
+    for (const s of [api, web]) {
+      const warm = await fetch(url(s, '/readyz'));
+      expect(warm.status).toBe(200);
+      expect(((await warm.json()) as Readyz).checks).toEqual({ postgres: 'ok', redis: 'ok', warm: 'ok' });
+    }
+    expect((await fetch(`http://127.0.0.1:${ops.port}/readyz`)).status).toBe(200);
+    // The pool is open to its size and no connection meets the first load without its statements.
+    const prepared = await preparedPerConnection(deps);
+    expect(prepared).toHaveLength(4);
+    for (const names of prepared) {
+      for (const name of ['auth_credential', 'auth_session', 'post_message_facts', 'post_message', 'messages_page']) expect(names.has(name)).toBe(true);
+    }
+    // The statements ran with NULL parameters in a transaction rolled back: nothing written.
+    expect(Number((await h.deps.database.pool.query('SELECT count(*) AS n FROM messages')).rows[0].n)).toBe(messagesBefore);
+    // The Redis scripts are loaded: no first call pays a NOSCRIPT.
+    const { RedisScript } = await import('@teamchat/core');
+    const loaded = (await deps.redis.script('EXISTS', ...RedisScript.defined.map((s) => s.sha))) as number[];
+    expect(loaded.length).toBeGreaterThan(0);
+    expect(loaded.every((x) => x === 1)).toBe(true);
+  } finally {
+    await ops.close();
+    await new Promise((r) => api.close(r));
+    await new Promise((r) => web.close(r));
+    await deps.close();
+  }
+});
+
+test('the worker process: its operations port answers /readyz 503 until the engine warm-up (statements, scripts, dry passes of relay scan, fan-out and pipeline) ran, then 200', async () => {
+  const deps = createDeps(h.deps.config, 'worker', { serving: true, poolSize: 3 });
+  await waitReady(deps.redis);
+  const ops = await startOpsServer(deps, 0, '127.0.0.1');
+  try {
+    const cold = await fetch(`http://127.0.0.1:${ops.port}/readyz`);
+    expect(cold.status).toBe(503);
+    expect(((await cold.json()) as Readyz).checks.warm).toBe('pending');
+    await deps.warmth.run(engineWarmUp(deps), deps.logger);
+    expect((await fetch(`http://127.0.0.1:${ops.port}/readyz`)).status).toBe(200);
+    for (const names of await preparedPerConnection(deps)) {
+      for (const name of ['webhook_fanout_read_many', 'webhook_fanout_write', 'webhook_claim', 'webhook_close_delivered_claims']) expect(names.has(name)).toBe(true);
+    }
+  } finally {
+    await ops.close();
+    await deps.close();
+  }
+});
+
+test('deps made for tests and tools are warm from the start', () => {
+  expect(h.deps.warmth.warm).toBe(true);
+});

@@ -1,0 +1,128 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/**
+ * The service started the way users start it, for the benches that measure what users get
+ * (docs/performance.md "As users see it"):
+ * - `npm-start`: `scripts/start.ts` exactly as `npm start` runs it (API + web host, MCP server and
+ *   worker as its child processes, TypeScript through tsx, logging at `info` as JSON lines);
+ * - `compiled`: the production image's commands on `npm run build`'s output (`node
+ *   --conditions=teamchat-dist apps/*\/dist/...`, migrations by `packages/db/dist/migrate-cli.js`).
+ * Both with NODE_ENV=development: the loopback receiver needs WEBHOOK_ALLOWED_HOSTS, which
+ * production refuses (nodeEnv changes nothing else at run time), and limits off (one account
+ * posts 200 messages/s, past a seat's minute limit). The processes' logs go to a file under the
+ * OS's temporary directory (kept on failure), as a deployment writes them somewhere.
+ *
+ * `start()` answers once the API's `/readyz` answers 200 (a client that waits for readiness),
+ * with the time that took.
+ */
+export type StackMode = 'npm-start' | 'compiled';
+
+export interface Stack {
+  apiUrl: string;
+  webUrl: string;
+  /** the worker's operations port (/readyz, /metrics) */
+  workerOps: string;
+  /** the API process's operations port */
+  apiOps: string;
+  /** ms from the spawn to the API's /readyz answering 200 */
+  readyMs: number;
+  /** ms from the spawn to the worker's /readyz answering 200 */
+  workerReadyMs: number;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitReady(url: string, timeoutMs: number, alive: () => boolean): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status === 200, () => false);
+    if (ok) return;
+    if (!alive()) throw new Error(`the stack exited before ${url} was ready`);
+    if (Date.now() > deadline) throw new Error(`${url} not ready in ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** `npm run build` (tsc -b): the compiled row's JavaScript. Answers the seconds it took. */
+export function buildDist(): number {
+  const t = Date.now();
+  execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  return (Date.now() - t) / 1000;
+}
+
+export async function startStack(mode: StackMode, opts: { databaseUrl: string; redisUrl: string; caFile: string }): Promise<Stack> {
+  const [api, web, ops, workerOps, mcp] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    NODE_ENV: 'development',
+    DATABASE_URL: opts.databaseUrl,
+    REDIS_URL: opts.redisUrl,
+    REDIS_PREFIX: `stack-${randomBytes(4).toString('hex')}`,
+    SECRETS_KEY: randomBytes(32).toString('hex'),
+    API_PORT: String(api), WEB_PORT: String(web), OPS_PORT: String(ops), WORKER_OPS_PORT: String(workerOps), MCP_PORT: String(mcp),
+    LOG_LEVEL: 'info',
+    LIMITS_ENABLED: 'false',
+    WEBHOOK_ALLOWED_HOSTS: 'localhost',
+    WEBHOOK_CA_FILE: opts.caFile,
+  };
+  const logFile = path.join(os.tmpdir(), `teamchat-bench-${mode}-${randomBytes(3).toString('hex')}.log`);
+  const log = fs.openSync(logFile, 'a');
+  const children: ChildProcess[] = [];
+  const spawnNode = (args: string[]) => {
+    const c = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', log, log], detached: mode === 'npm-start' });
+    children.push(c);
+    return c;
+  };
+  const t0 = Date.now();
+  if (mode === 'npm-start') {
+    spawnNode([require.resolve('tsx/cli'), 'scripts/start.ts']);
+  } else {
+    const dist = ['--conditions=teamchat-dist'];
+    execFileSync(process.execPath, [...dist, 'packages/db/dist/migrate-cli.js'], { cwd: ROOT, env, stdio: ['ignore', log, log] });
+    spawnNode([...dist, 'apps/api/dist/server.js']);
+    spawnNode([...dist, 'apps/mcp/dist/server.js']);
+    spawnNode([...dist, 'apps/worker/dist/main.js']);
+  }
+  const alive = () => children.every((c) => c.exitCode === null && c.signalCode === null);
+  const killAll = () => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL'); };
+  process.on('exit', killAll);
+  const stop = async () => {
+    const exited = children.map((c) => (c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => c.once('exit', () => r()))));
+    for (const c of children) c.kill('SIGTERM');
+    const timer = setTimeout(killAll, 40_000);
+    await Promise.all(exited);
+    clearTimeout(timer);
+    process.off('exit', killAll);
+    fs.closeSync(log);
+  };
+  try {
+    let workerReadyMs = 0;
+    const workerReady = waitReady(`http://127.0.0.1:${workerOps}/readyz`, 300_000, alive).then(() => { workerReadyMs = Date.now() - t0; });
+    await waitReady(`http://127.0.0.1:${api}/readyz`, 300_000, alive);
+    const readyMs = Date.now() - t0;
+    await workerReady;
+    return { apiUrl: `http://127.0.0.1:${api}`, webUrl: `http://127.0.0.1:${web}`, workerOps: `http://127.0.0.1:${workerOps}`, apiOps: `http://127.0.0.1:${ops}`, readyMs, workerReadyMs, logFile, stop };
+  } catch (err) {
+    await stop().catch(() => undefined);
+    throw new Error(`${(err as Error).message}; the processes' log: ${logFile}`, { cause: err });
+  }
+}

@@ -1,0 +1,34 @@
+import { RedisScript, type Deps, type WarmUpStep } from '@teamchat/core';
+import { prepareStatements } from '@teamchat/db';
+import { fanOutEvents, unrelayedEvents } from './fan-out';
+import { runPipeline } from './pipeline';
+import { WebhookTransport } from './transport';
+
+/** An id no row has: the dry passes below find nothing and write nothing. */
+const NO_ROW = 'warm-up-no-such-row';
+
+/**
+ * The worker's warm-up (docs/operations.md "Readiness"), run before the engine starts and before
+ * /readyz answers 200: every pool connection opened with every named statement prepared on it,
+ * the Redis scripts loaded, and one dry pass of the relay's scan, the fan-out and the attempt
+ * pipeline over a row that does not exist (their code loaded and run, nothing written).
+ */
+export function engineWarmUp(deps: Deps): WarmUpStep[] {
+  return [
+    { name: 'postgres', run: () => prepareStatements(deps.database.pool, deps.database.pool.options.max ?? 10) },
+    { name: 'redis_scripts', run: () => RedisScript.loadAll(deps.redis) },
+    {
+      name: 'dry_pass',
+      run: async () => {
+        await unrelayedEvents(deps.database.db, 1, { accountIds: [NO_ROW] });
+        await fanOutEvents(deps, [NO_ROW]);
+        const transport = new WebhookTransport(deps.config);
+        try {
+          await Promise.all(await runPipeline(deps, transport, [NO_ROW]));
+        } finally {
+          await transport.close();
+        }
+      },
+    },
+  ];
+}
