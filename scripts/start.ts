@@ -22,11 +22,13 @@ function die(line: string): never {
 }
 
 function run(name: string, entry: string): ChildProcess {
-  const tsx = require.resolve('tsx/cli');
+  // tsx as a loader inside the service's own process (`node --import tsx`), not its CLI: the CLI
+  // is a parent process that relays a signal and, when the service has not acknowledged it within
+  // 30 ms (a loaded machine), kills it with SIGKILL: no drain.
   // Each child in its own process group: Ctrl-C (SIGINT to the terminal's group) reaches only this
   // supervisor, which sends each child ONE SIGTERM; a child that also got the terminal's SIGINT
   // would take the SIGTERM as a second signal and exit without draining.
-  const child = spawn(process.execPath, [tsx, entry], { cwd: ROOT, stdio: 'inherit', detached: true, env: { ...process.env, ...childEnv, [WARNED_MARKER]: '1' } });
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, stdio: 'inherit', detached: true, env: { ...process.env, ...childEnv, [WARNED_MARKER]: '1' } });
   child.on('exit', (code, signal) => {
     if (stopping) return;
     process.stderr.write(`${name} exited (${signal ?? code}); stopping the others.\n`);

@@ -32,7 +32,7 @@ test('nothing answering: npm start comes up on an embedded PostgreSQL and a loca
   expect(await postgresAnswers(databaseUrl, 1000)).toBe(false);
   expect(await redisAnswers(redisUrl, 1000)).toBe(false);
 
-  const child = spawn(process.execPath, [require.resolve('tsx/cli'), 'scripts/start.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
     cwd: ROOT,
     env: {
       ...process.env, NODE_ENV: 'development', SECRETS_KEY: 'ab'.repeat(32), DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, DEV_DATA_DIR: dataDir,

@@ -12,7 +12,7 @@ const ROOT = path.resolve(__dirname, '..');
 
 async function start(env: Record<string, string>) {
   try {
-    const out = await run(process.execPath, [require.resolve('tsx/cli'), 'scripts/start.ts'], {
+    const out = await run(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
       cwd: ROOT, env: { ...process.env, SECRETS_KEY: 'ab'.repeat(32), ...env }, timeout: 30_000,
     });
     return { code: 0, ...out };

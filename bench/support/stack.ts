@@ -94,7 +94,7 @@ export async function startStack(mode: StackMode, opts: { databaseUrl: string; r
   };
   const t0 = Date.now();
   if (mode === 'npm-start') {
-    spawnNode([require.resolve('tsx/cli'), 'scripts/start.ts']);
+    spawnNode(['--import', 'tsx', 'scripts/start.ts']);
   } else {
     const dist = ['--conditions=teamchat-dist'];
     execFileSync(process.execPath, [...dist, 'packages/db/dist/migrate-cli.js'], { cwd: ROOT, env, stdio: ['ignore', log, log] });

@@ -34,9 +34,13 @@ export function serviceEnv(extra: Record<string, string> = {}): NodeJS.ProcessEn
   };
 }
 
-/** Runs a real service process: `node <tsx> entry args` (or `node entry` for built JavaScript). */
+/**
+ * Runs a real service process as `npm start` does: `node --import tsx entry args` (tsx's loader
+ * in the service's own process, so a signal reaches the service itself), or `node entry` for
+ * built JavaScript.
+ */
 export function startService(entry: string, env: NodeJS.ProcessEnv, args: string[] = [], opts: { tsx?: boolean } = {}): Service {
-  const argv = opts.tsx === false ? [entry, ...args] : [require.resolve('tsx/cli'), entry, ...args];
+  const argv = opts.tsx === false ? [entry, ...args] : ['--import', 'tsx', entry, ...args];
   const child = spawn(process.execPath, argv, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: Array<Record<string, unknown>> = [];
   const waiters: Array<{ match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }> = [];

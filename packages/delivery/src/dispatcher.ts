@@ -337,8 +337,12 @@ export class Dispatcher {
     openRowsOfAccount(this.deps.database.db, accountId, this.deps.now(), limit)
       .then((rows) => {
         lane.refilling = false;
-        const fresh = rows.filter((r) => !this.known.has(r.id)).slice(0, want);
-        if (rows.length < limit) lane.overflow = false;
+        const unknown = rows.filter((r) => !this.known.has(r.id));
+        const fresh = unknown.slice(0, want);
+        // Every open row of the account is here only if the read was not cut by its limit and
+        // nothing it found is left behind. (Rows claimed by attempts on the wire are not read, so
+        // the limit overcounts and a short read alone proves nothing.)
+        if (rows.length < limit && unknown.length <= want) lane.overflow = false;
         if (!this.lanes.has(accountId)) this.lanes.set(accountId, lane);
         this.submit(fresh);
       })

@@ -97,8 +97,17 @@ describe('sign-in throttle: the attempt is reserved before the password is check
 });
 
 describe('sign-in flood: password hashing is bounded per process and per address', () => {
-  test('300 concurrent sign-ins with random emails → a correct sign-in from another address answers 200 within 2 s; the excess answers 429 sign_in at once', async () => {
+  test('300 concurrent sign-ins with random emails → a correct sign-in from another address answers 200 within 2 s (or 12 of its quiet times on a loaded machine); the excess answers 429 sign_in at once', async () => {
     const a = await newAccount(h);
+    // One sign-in's time on this machine as it is now (the slowest of three): without the bound
+    // the correct sign-in waits behind ~300 hashes on the thread pool (~75 of these times), with
+    // it behind at most the flood address's few.
+    let quiet = 0;
+    for (let i = 0; i < 3; i++) {
+      const t = Date.now();
+      expect((await signIn(a.owner.email, PASSWORD, `198.51.100.${90 + i}`)).status).toBe(200);
+      quiet = Math.max(quiet, Date.now() - t);
+    }
     // The flood comes from another process, as an attacker's would: this process's event loop is the server's alone.
     const flood = floodFromChild(`${url}/auth/sign-in`, 300, '198.51.100.7');
     // Let the flood reach the server first.
@@ -108,7 +117,7 @@ describe('sign-in flood: password hashing is bounded per process and per address
     const right = await signIn(a.owner.email, PASSWORD, '198.51.100.99');
     const ms = Date.now() - t0;
     expect(right.status).toBe(200);
-    expect(ms).toBeLessThan(2000);
+    expect(ms).toBeLessThan(Math.max(2000, 12 * quiet));
     const answers = await flood.answers;
     expect(answers.every((r) => r.status === 401 || r.status === 429)).toBe(true);
     const refused = answers.filter((r) => r.status === 429);
