@@ -45,6 +45,18 @@ async function expectStatus(url, status, contains) {
   console.log(`ok  ${res.status} ${url}`);
 }
 
+/** Polls a /readyz until it answers 200 (a process is ready once warm: docs/operations.md "Readiness"), as a load balancer would. */
+async function waitReady(url) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const res = await fetch(url).catch(() => null);
+    const text = res ? await res.text() : '';
+    if (res && res.status === 200 && text.includes('"ready"')) return console.log(`ok  200 ${url}`);
+    if (Date.now() > deadline) throw new Error(`${url}: not ready in 60 s (${res ? res.status : 'no answer'} ${text.slice(0, 200)})`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 function migrate() {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--conditions=teamchat-dist', 'packages/db/dist/migrate-cli.js'], { cwd: ROOT, env, stdio: 'inherit' });
@@ -63,7 +75,8 @@ async function main() {
     const w = await worker.ready;
     const m = await mcp.ready;
     await expectStatus(`http://127.0.0.1:${a.api_port}/healthz`, 200, '"ok"');
-    await expectStatus(`http://127.0.0.1:${a.web_port}/readyz`, 200, '"ready"');
+    await waitReady(`http://127.0.0.1:${a.web_port}/readyz`);
+    await waitReady(`http://127.0.0.1:${w.ops_port}/readyz`);
     await expectStatus(`http://127.0.0.1:${a.api_port}/metrics`, 404);
     // The document is generated at run time from the compiled declarations; Redoc comes from node_modules.
     await expectStatus(`http://127.0.0.1:${a.web_port}/openapi.json`, 200, '"openapi":"3.1.1"');
