@@ -30,6 +30,8 @@ export function createDeps(
     keepIdle: options.serving ?? false,
     statementTimeoutMs: options.statementTimeoutMs ?? config.dbStatementTimeoutMs,
     poolMode: config.databasePoolMode,
+    // The delivery engine's lookups by id arrays need plans made with their parameters (DatabaseOptions.customPlans).
+    customPlans: service === 'worker',
   });
   const redis = createRedisFor(config, 'producer');
   const now = options.now ?? (() => new Date());

@@ -55,3 +55,26 @@ test('a transaction whose BEGIN fails gives its connection back to the pool (no 
     await small.close();
   }
 });
+
+test('customPlans: every execution of a named statement is planned with its parameters, never from a cached generic plan', async () => {
+  const custom = createDatabase(testDatabaseUrl(), { max: 1, application_name: 'client_test_custom', customPlans: true });
+  const client = await custom.pool.connect();
+  try {
+    expect((await client.query('SHOW plan_cache_mode')).rows[0].plan_cache_mode).toBe('force_custom_plan');
+    await client.query('PREPARE by_ids(text[]) AS SELECT id FROM accounts WHERE id = ANY($1)');
+    // Past the five executions after which PostgreSQL may switch a statement to its generic plan.
+    for (let i = 0; i < 8; i++) await client.query(`EXECUTE by_ids('{acct_x${i}}')`);
+    const plan = (await client.query(`EXPLAIN EXECUTE by_ids('{acct_probe}')`)).rows.map((r) => r['QUERY PLAN']).join('\n');
+    expect(plan).toContain('acct_probe'); // a custom plan carries the value; a generic one says $1
+    expect(plan).not.toContain('$1');
+  } finally {
+    client.release();
+    await custom.close();
+  }
+  const plain = await database.pool.connect();
+  try {
+    expect((await plain.query('SHOW plan_cache_mode')).rows[0].plan_cache_mode).toBe('auto');
+  } finally {
+    plain.release();
+  }
+});
