@@ -48,6 +48,9 @@ export interface DatabaseOptions extends Pick<PoolConfig, 'max' | 'application_n
    * on the statistics before the swing hash-joins or bitmap-scans the whole backlog on every call
    * (measured: 0.6 s per batch instead of 2 ms). The Parse is still saved; the plan costs ~1 ms.
    * Behind PgBouncer in transaction mode statements are unnamed, so planned each time anyway.
+   * Also no parallel workers (`max_parallel_workers_per_gather = 0`): a lookup of a few rows
+   * whose estimate is off was planned as a parallel scan, starting workers that compete for
+   * the cores with everything else, per batch.
    */
   customPlans?: boolean;
 }
@@ -73,7 +76,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
     if (pooled) unnameStatements(client);
     // A session setting, sent first on the new connection (queued ahead of any query), not as a
     // start-up parameter, which PgBouncer refuses.
-    else if (options.customPlans) client.query('SET plan_cache_mode = force_custom_plan').catch(() => undefined);
+    else if (options.customPlans) client.query('SET plan_cache_mode = force_custom_plan; SET max_parallel_workers_per_gather = 0').catch(() => undefined);
   });
   const db = drizzle(pool, { schema });
   // drizzle-orm's transaction() on a pool checks a client out and runs BEGIN before its

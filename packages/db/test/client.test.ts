@@ -61,6 +61,7 @@ test('customPlans: every execution of a named statement is planned with its para
   const client = await custom.pool.connect();
   try {
     expect((await client.query('SHOW plan_cache_mode')).rows[0].plan_cache_mode).toBe('force_custom_plan');
+    expect((await client.query('SHOW max_parallel_workers_per_gather')).rows[0].max_parallel_workers_per_gather).toBe('0');
     await client.query('PREPARE by_ids(text[]) AS SELECT id FROM accounts WHERE id = ANY($1)');
     // Past the five executions after which PostgreSQL may switch a statement to its generic plan.
     for (let i = 0; i < 8; i++) await client.query(`EXECUTE by_ids('{acct_x${i}}')`);

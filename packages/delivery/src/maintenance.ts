@@ -1,4 +1,4 @@
-import { DELIVERY_LOG_RETENTION_MS, ensureDeliveryLogPartitions, foldEndpointHealth, purgeDeliveryLog, purgeMirrorLog, type Deps } from '@teamchat/core';
+import { DELIVERY_LOG_RETENTION_MS, analyzeChangedLogPartitions, ensureDeliveryLogPartitions, foldEndpointHealth, purgeDeliveryLog, purgeMirrorLog, type Deps } from '@teamchat/core';
 import type { WebhookQueues } from './queues';
 import { overdueDeliveries } from './sweep';
 
@@ -11,7 +11,8 @@ export const PURGE_EVERY_MS = 60 * 60_000;
  * The webhook half of a maintenance pass. The database is the truth: an open row whose job was
  * lost is enqueued again (idempotent by job id), and a row that is due while its job still sits
  * delayed (a clock moved, a units reset) is promoted. Every pass folds the endpoints' health
- * deltas into their rollups (docs/webhooks.md "Health and stats rollups"). Hourly, the log's
+ * deltas into their rollups (docs/webhooks.md "Health and stats rollups") and renews the
+ * statistics of a log partition that changed much (analyzeChangedLogPartitions). Hourly, the log's
  * weekly partitions are made ahead and the 30-day purge of the webhook delivery log (dropping
  * whole weeks) and of the mirrors' delivery log (the same retention) runs.
  */
@@ -25,6 +26,7 @@ export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, stat
     }
   }
   await foldEndpointHealth(deps.database.db);
+  await analyzeChangedLogPartitions(deps.database.db);
   let purged = 0;
   if (Date.now() - state.lastPurge >= PURGE_EVERY_MS) {
     state.lastPurge = Date.now();
