@@ -31,6 +31,35 @@ const NO_SLOT_PAUSE_MS = 25;
 /** Pause after Redis refused to answer (slots cannot be counted, so nothing is sent). */
 const REDIS_AWAY_PAUSE_MS = 250;
 
+/** Failing endpoints remembered by one process at most (the oldest are forgotten first). */
+const FAILING_REMEMBERED = 10_000;
+
+/**
+ * Endpoints whose last attempt in this process failed (an answer other than 2xx, a timeout, a
+ * connection error): each gets one attempt at a time, a probe, until one succeeds
+ * (docs/webhooks.md "Fair share"). A receiver that fails at once would otherwise take attempts
+ * as fast as its account's slots turn over, each with its record and retry, and eat into every
+ * other account's share of the worker and the database.
+ */
+class FailingEndpoints {
+  private readonly ids = new Set<string>();
+
+  has(endpointId: string): boolean {
+    return this.ids.has(endpointId);
+  }
+
+  /** Notes an attempt's outcome: a 2xx ends the endpoint's probing, a failed attempt starts it. */
+  note(endpointId: string, outcome: AttemptOutcome): void {
+    if (outcome.kind !== 'done') return;
+    if (outcome.status === 'delivered') this.ids.delete(endpointId);
+    else if (outcome.responseStatus !== null || outcome.latencyMs !== null) {
+      this.ids.delete(endpointId);
+      this.ids.add(endpointId);
+      if (this.ids.size > FAILING_REMEMBERED) this.ids.delete(this.ids.values().next().value!);
+    }
+  }
+}
+
 /**
  * One account's rows in a process, per endpoint in arrival order. Served from the account's
  * in-flight slots only; within the account the endpoints take turns, and an endpoint holds at
@@ -49,6 +78,22 @@ class Lane {
   /** rows of the account were left in the database because the lane was full */
   overflow = false;
   refilling = false;
+  /** the dispatcher's failing endpoints (FailingEndpoints), shared by its lanes */
+  constructor(private readonly failing: FailingEndpoints) {}
+
+  /** How many rows `take(n, cap)` could hand out now, for any n. */
+  room(cap: number): number {
+    const part = Math.max(1, Math.ceil(cap / Math.max(1, this.waiting.size)));
+    let room = 0;
+    for (const [endpointId, q] of this.waiting) room += Math.max(0, Math.min(q.length, this.limitOf(endpointId, part) - (this.inFlightByEndpoint.get(endpointId) ?? 0)));
+    return room;
+  }
+
+  /** The most attempts one endpoint may have on the wire: a probe while failing, its part while others wait. */
+  private limitOf(endpointId: string, part: number): number {
+    if (this.failing.has(endpointId)) return 1;
+    return this.waiting.size > 1 ? part : Infinity;
+  }
 
   push(row: WaitingRow): void {
     const q = this.waiting.get(row.endpointId);
@@ -67,7 +112,7 @@ class Lane {
       for (const [endpointId, q] of this.waiting) {
         if (out.length >= n) break;
         const busy = this.inFlightByEndpoint.get(endpointId) ?? 0;
-        if (busy >= part && this.waiting.size > 1) continue;
+        if (busy >= this.limitOf(endpointId, part)) continue;
         const id = q.shift()!;
         out.push({ id, accountId: '', endpointId });
         this.inFlightByEndpoint.set(endpointId, busy + 1);
@@ -107,6 +152,7 @@ export type Submitted = { kind: 'queued' } | { kind: 'full' } | { kind: 'wait'; 
  */
 export class Dispatcher {
   private readonly lanes = new Map<string, Lane>();
+  private readonly failing = new FailingEndpoints();
   /** ids waiting or in flight here (a row handed over twice is queued once) */
   private readonly known = new Set<string>();
   /** the sends of rows of another kind of target (WaitingRow.send), by row id */
@@ -163,7 +209,7 @@ export class Dispatcher {
       }
       let lane = this.lanes.get(r.accountId);
       if (!lane) {
-        lane = new Lane();
+        lane = new Lane(this.failing);
         this.lanes.set(r.accountId, lane);
       }
       if (lane.size >= this.maxWaiting) {
@@ -207,7 +253,7 @@ export class Dispatcher {
         wakeAt = Math.min(wakeAt, lane.pausedUntil);
         continue;
       }
-      const n = Math.min(lane.size, lane.share - lane.inFlight, room);
+      const n = Math.min(lane.room(lane.share), lane.share - lane.inFlight, room);
       if (n <= 0) continue;
       wanted.set(accountId, n);
       room -= n;
@@ -315,7 +361,10 @@ export class Dispatcher {
       (outcomes) => {
         outcomes.forEach((p, k) => {
           p.then(
-            (outcome) => this.onOutcome(outcome),
+            (outcome) => {
+              this.failing.note(batch[k].row.endpointId, outcome);
+              this.onOutcome(outcome);
+            },
             (err: Error) => this.deps.logger.warn('recording an attempt failed; its claim lapses and the sweep hands it on', { delivery_id: batch[k].row.id, error: err.message }),
           ).finally(() => finish(batch[k]));
         });

@@ -371,3 +371,41 @@ test('a quick 2xx is off the wire before it is recorded (its slot goes back then
     ok.fallback = { status: 200 };
   }
 });
+
+test('an endpoint whose last attempt failed gets one attempt at a time (a probe) until one succeeds; then its rows go out together again', async () => {
+  const rx = await startReceiver();
+  const a = await messagingAccount(h);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: rx.url('/probe'), events: ['message.posted'] });
+  const db = h.deps.database.db;
+  const bodyId = newId('webhookBody');
+  await db.insert(webhookBodies).values({ id: bodyId, accountId: a.accountId, eventId: newId('event'), eventType: 'message.posted', mode: 'pointers', body: '{}' });
+  const rowsOf = async (n: number) => {
+    const rows = Array.from({ length: n }, () => ({ id: newId('delivery'), accountId: a.accountId, endpointId: ep.id }));
+    await db.insert(webhookDeliveries).values(rows.map((r) => ({
+      id: r.id, chainId: r.id, attempt: 1, status: 'pending', kind: 'event', accountId: a.accountId, endpointId: ep.id,
+      eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: new Date(),
+    })));
+    return rows;
+  };
+  const outcomes: AttemptOutcome[] = [];
+  const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o));
+  try {
+    rx.fallback = { status: 500, delayMs: 60 };
+    d.submit(await rowsOf(1));
+    await eventually(async () => outcomes.length === 1, 10_000, 'the first failure recorded');
+    d.submit(await rowsOf(8));
+    await eventually(async () => outcomes.length === 9, 20_000, 'eight more failures recorded');
+    expect(rx.maxInFlight).toBe(1); // the account's cap is 4: without the probe rule 4 would go at once
+    expect(outcomes.every((o) => o.kind === 'done' && o.status === 'failed')).toBe(true);
+
+    rx.fallback = { status: 200, delayMs: 60 };
+    d.submit(await rowsOf(1));
+    await eventually(async () => outcomes.length === 10, 10_000, 'a success recorded');
+    d.submit(await rowsOf(8));
+    await eventually(async () => outcomes.length === 18, 20_000, 'eight more deliveries recorded');
+    expect(rx.maxInFlight).toBe(4);
+  } finally {
+    await d.close();
+    await rx.close();
+  }
+});
