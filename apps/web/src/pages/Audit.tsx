@@ -1,5 +1,5 @@
 import { useInfiniteQuery } from '@tanstack/react-query';
-import { useSearchParams } from 'react-router';
+import { useUrlParams } from '../components/url-params';
 import { client, unwrap, type Page } from '../api/client';
 import { useAccountId } from '../api/hooks';
 import { ErrorNote, formatTime } from '../components/ui';
@@ -15,16 +15,11 @@ interface AuditEntry {
 
 export function AuditPage() {
   const accountId = useAccountId();
-  const [params, setParams] = useSearchParams();
+  const [params, setParams] = useUrlParams();
   const action = params.get('action') ?? '';
   const actor = params.get('actor') ?? '';
   const since = params.get('since') ?? '';
-  const set = (k: string, v: string) => {
-    const next = new URLSearchParams(params);
-    if (v) next.set(k, v);
-    else next.delete(k);
-    setParams(next, { replace: true });
-  };
+  const set = (k: string, v: string) => setParams({ [k]: v });
   const log = useInfiniteQuery({
     queryKey: ['audit', accountId],
     initialPageParam: '',

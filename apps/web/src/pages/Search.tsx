@@ -1,6 +1,7 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { useInfiniteQuery } from '@tanstack/react-query';
-import { Link, useSearchParams } from 'react-router';
+import { Link } from 'react-router';
+import { useUrlParams } from '../components/url-params';
 import { client, unwrap, type Page } from '../api/client';
 import { useAccountId } from '../api/hooks';
 import type { Message } from '../api/types';
@@ -46,7 +47,7 @@ export function highlight(text: string, q: string): ReactNode[] {
 /** Search messages of the channels and DMs the person is in (GET /search, web session only). */
 export function SearchPage() {
   const accountId = useAccountId();
-  const [params, setParams] = useSearchParams();
+  const [params, set] = useUrlParams();
   const q = params.get('q') ?? '';
   const channelFilter = params.get('channel') ?? '';
   const sort = params.get('sort') === 'newest' ? 'newest' : 'relevance';
@@ -68,14 +69,6 @@ export function SearchPage() {
     getNextPageParam: (last) => last.next_cursor ?? undefined,
   });
   const rows = results.data?.pages.flatMap((p) => p.data) ?? [];
-  const set = (next: Record<string, string>) => {
-    const p = new URLSearchParams(params);
-    for (const [k, v] of Object.entries(next)) {
-      if (v) p.set(k, v);
-      else p.delete(k);
-    }
-    setParams(p, { replace: true });
-  };
   return (
     <>
       <h1>Search</h1>

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useSearchParams } from 'react-router';
+import { useUrlParams } from '../../components/url-params';
 import { client, unwrap, type Page } from '../../api/client';
 import type { Delivery } from '../../api/types';
 import { DELIVERY_STATUS_NAMES, EVENT_TYPES } from '../../api/vocabulary';
@@ -68,7 +68,7 @@ function DetailDialog({ accountId, endpointId, deliveryId, onClose }: { accountI
 }
 
 export function DeliveryLog({ accountId, endpointId }: { accountId: string; endpointId: string }) {
-  const [params, setParams] = useSearchParams();
+  const [params, setParams] = useUrlParams();
   const qc = useQueryClient();
   const [detail, setDetail] = useState<string | null>(null);
   const [eventIdDraft, setEventIdDraft] = useState(params.get('event_id') ?? '');
@@ -82,12 +82,7 @@ export function DeliveryLog({ accountId, endpointId }: { accountId: string; endp
   const range = params.get('range') ?? 'any';
   const eventId = params.get('event_id') ?? '';
   const rangeMs = RANGES.find((r) => r[0] === range)?.[2] ?? null;
-  const setParam = (k: string, v: string) => {
-    const next = new URLSearchParams(params);
-    if (v) next.set(k, v);
-    else next.delete(k);
-    setParams(next, { replace: true });
-  };
+  const setParam = (k: string, v: string) => setParams({ [k]: v });
   const query = { status: statuses.join(','), event_type: eventType, event_id: eventId, since: rangeMs ? new Date(Date.now() - rangeMs).toISOString() : undefined, limit: 50 };
   const log = useInfiniteQuery({
     queryKey: ['deliveries', accountId, endpointId, statuses.join(','), eventType, range, eventId],
