@@ -37,7 +37,7 @@ const FAILING_REMEMBERED = 10_000;
 /**
  * Endpoints whose last attempt in this process failed (an answer other than 2xx, a timeout, a
  * connection error): each gets one attempt at a time, a probe, until one succeeds
- * (docs/webhooks.md "Fair share"). A receiver that fails at once would otherwise take attempts
+ * (docs/webhooks.md "In flight per account"). A receiver that fails at once would otherwise take attempts
  * as fast as its account's slots turn over, each with its record and retry, and eat into every
  * other account's share of the worker and the database.
  */
@@ -81,12 +81,24 @@ class Lane {
   /** the dispatcher's failing endpoints (FailingEndpoints), shared by its lanes */
   constructor(private readonly failing: FailingEndpoints) {}
 
-  /** How many rows `take(n, cap)` could hand out now, for any n. */
-  room(cap: number): number {
-    const part = Math.max(1, Math.ceil(cap / Math.max(1, this.waiting.size)));
+  /**
+   * How many rows `take(n, cap)` could hand out now, counted up to `enough` at most (the pump
+   * asks for no more than the lane's free slots, so it stops there: once per release, not once
+   * per endpoint waiting).
+   */
+  room(cap: number, enough: number): number {
+    const part = this.partOf(cap);
     let room = 0;
-    for (const [endpointId, q] of this.waiting) room += Math.max(0, Math.min(q.length, this.limitOf(endpointId, part) - (this.inFlightByEndpoint.get(endpointId) ?? 0)));
+    for (const [endpointId, q] of this.waiting) {
+      room += Math.max(0, Math.min(q.length, this.limitOf(endpointId, part) - (this.inFlightByEndpoint.get(endpointId) ?? 0)));
+      if (room >= enough) return enough;
+    }
     return room;
+  }
+
+  /** An endpoint's part of `cap` while other endpoints of the account have rows waiting (at least 1). */
+  private partOf(cap: number): number {
+    return Math.max(1, Math.ceil(cap / Math.max(1, this.waiting.size)));
   }
 
   /** The most attempts one endpoint may have on the wire: a probe while failing, its part while others wait. */
@@ -105,7 +117,7 @@ class Lane {
   /** Up to `n` rows, the endpoints taking turns, each held to its part of `cap` while others wait. */
   take(n: number, cap: number): WaitingRow[] {
     const out: WaitingRow[] = [];
-    const part = Math.max(1, Math.ceil(cap / Math.max(1, this.waiting.size)));
+    const part = this.partOf(cap);
     let progress = true;
     while (out.length < n && progress) {
       progress = false;
@@ -253,7 +265,7 @@ export class Dispatcher {
         wakeAt = Math.min(wakeAt, lane.pausedUntil);
         continue;
       }
-      const n = Math.min(lane.room(lane.share), lane.share - lane.inFlight, room);
+      const n = lane.room(lane.share, Math.min(lane.share - lane.inFlight, room));
       if (n <= 0) continue;
       wanted.set(accountId, n);
       room -= n;

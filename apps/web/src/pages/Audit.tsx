@@ -19,7 +19,6 @@ export function AuditPage() {
   const action = params.get('action') ?? '';
   const actor = params.get('actor') ?? '';
   const since = params.get('since') ?? '';
-  const set = (k: string, v: string) => setParams({ [k]: v });
   const log = useInfiniteQuery({
     queryKey: ['audit', accountId],
     initialPageParam: '',
@@ -40,15 +39,15 @@ export function AuditPage() {
       <div className="filters">
         <label>
           Action
-          <input value={action} onChange={(e) => set('action', e.target.value)} placeholder="api_key.created" />
+          <input value={action} onChange={(e) => setParams({ action: e.target.value })} placeholder="api_key.created" />
         </label>
         <label>
           Actor
-          <input value={actor} onChange={(e) => set('actor', e.target.value)} placeholder="usr_… or web_session" />
+          <input value={actor} onChange={(e) => setParams({ actor: e.target.value })} placeholder="usr_… or web_session" />
         </label>
         <label>
           Since
-          <input type="date" value={since} onChange={(e) => set('since', e.target.value)} />
+          <input type="date" value={since} onChange={(e) => setParams({ since: e.target.value })} />
         </label>
       </div>
       <ErrorNote error={log.error} />

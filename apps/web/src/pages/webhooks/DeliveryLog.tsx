@@ -82,7 +82,6 @@ export function DeliveryLog({ accountId, endpointId }: { accountId: string; endp
   const range = params.get('range') ?? 'any';
   const eventId = params.get('event_id') ?? '';
   const rangeMs = RANGES.find((r) => r[0] === range)?.[2] ?? null;
-  const setParam = (k: string, v: string) => setParams({ [k]: v });
   const query = { status: statuses.join(','), event_type: eventType, event_id: eventId, since: rangeMs ? new Date(Date.now() - rangeMs).toISOString() : undefined, limit: 50 };
   const log = useInfiniteQuery({
     queryKey: ['deliveries', accountId, endpointId, statuses.join(','), eventType, range, eventId],
@@ -124,7 +123,7 @@ export function DeliveryLog({ accountId, endpointId }: { accountId: string; endp
                 onChange={(e) => {
                   const next = e.target.checked ? [...picked, s] : picked.filter((x) => x !== s);
                   setPicked(next);
-                  setParam('status', next.join(','));
+                  setParams({ status: next.join(',') });
                 }}
               />
               {s}
@@ -133,7 +132,7 @@ export function DeliveryLog({ accountId, endpointId }: { accountId: string; endp
         </fieldset>
         <label>
           Event type
-          <select value={eventType} onChange={(e) => setParam('event_type', e.target.value)}>
+          <select value={eventType} onChange={(e) => setParams({ event_type: e.target.value })}>
             <option value="">All event types</option>
             {EVENT_TYPES.map((t) => (
               <option key={t} value={t}>
@@ -144,7 +143,7 @@ export function DeliveryLog({ accountId, endpointId }: { accountId: string; endp
         </label>
         <label>
           Time range
-          <select value={range} onChange={(e) => setParam('range', e.target.value === 'any' ? '' : e.target.value)}>
+          <select value={range} onChange={(e) => setParams({ range: e.target.value === 'any' ? '' : e.target.value })}>
             {RANGES.map(([v, label]) => (
               <option key={v} value={v}>
                 {label}
@@ -156,7 +155,7 @@ export function DeliveryLog({ accountId, endpointId }: { accountId: string; endp
           role="search"
           onSubmit={(e) => {
             e.preventDefault();
-            setParam('event_id', eventIdDraft.trim());
+            setParams({ event_id: eventIdDraft.trim() });
           }}
         >
           <label>
