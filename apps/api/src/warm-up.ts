@@ -9,7 +9,7 @@ const WARM_ROUNDS = 20;
 /** One request to this process's own server on loopback; the answer is read and dropped. */
 function call(port: number, method: string, path: string, headers: Record<string, string>, body?: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers: { ...headers, 'x-warm-up': '1' } }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
     });
