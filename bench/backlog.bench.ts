@@ -6,7 +6,7 @@
  * 720,000 events through the API takes longer than the bench may, so the backlog is SEEDED IN SQL
  * (one `webhook_bodies` row and one `webhook_deliveries` row per event, `retrying`, attempts 2–5,
  * as the real path writes them after failed attempts) and its jobs are added to BullMQ through the
- * real producer (`WebhookQueues.enqueueDeliveries`, delayed, as the pipeline schedules retries).
+ * real producer (`WebhookQueues.scheduleRetries`, as the pipeline schedules retries: one wake-up per account per second).
  * "The receivers come back" = every row falls due at once (its next_retry_at set to now and its
  * delayed job promoted): the worst case, the whole backlog due together (the real schedule would
  * spread it over the next retries, 1m…24h apart).
@@ -277,12 +277,17 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
           FROM src`);
     }
     const seededSqlS = (now() - seedStart) / 1000;
-    const ids = (await db.execute<{ id: string }>(sql`SELECT id FROM webhook_deliveries WHERE id LIKE ${`dlv_bk${tag}%`} ORDER BY id`)).rows.map((r) => r.id);
-    const inHour = new Date(Date.now() + 3_600_000);
-    for (let i = 0; i < ids.length; i += 2000) await queues.enqueueDeliveries(ids.slice(i, i + 2000).map((id) => ({ id, at: inHour })));
+    const ids = (await db.execute<{ id: string; account_id: string }>(sql`SELECT id, account_id FROM webhook_deliveries WHERE id LIKE ${`dlv_bk${tag}%`} ORDER BY id`)).rows;
+    // Each row's next attempt an hour after its failure, as the pipeline schedules it (the
+    // failures 5 ms apart over the hour): through the real producer, which wakes each account
+    // once per second of retries (queues.ts).
+    const inHour = Date.now() + 3_600_000;
+    for (let i = 0; i < ids.length; i += 2000) {
+      await queues.scheduleRetries(ids.slice(i, i + 2000).map((r, k) => ({ id: r.id, accountId: r.account_id, at: new Date(inHour + (i + k) * 5) })));
+    }
     const memAfter = await usedMemory(probe);
     const perWaiting = (memAfter - memBefore) / Math.max(1, ids.length);
-    rows.push({ phase: `backlog seeded: ${ids.length} retrying deliveries over ${ACCOUNTS} accounts (SQL ${r1(seededSqlS)} s, jobs ${r1((now() - seedStart) / 1000 - seededSqlS)} s)`, 'deliveries/s': '', arrived: '', note: `Redis used_memory +${mib(memAfter - memBefore)} MiB = ${Math.round(perWaiting)} B per waiting delivery (delayed job)` });
+    rows.push({ phase: `backlog seeded: ${ids.length} retrying deliveries over ${ACCOUNTS} accounts (SQL ${r1(seededSqlS)} s, jobs ${r1((now() - seedStart) / 1000 - seededSqlS)} s)`, 'deliveries/s': '', arrived: '', note: `Redis used_memory +${mib(memAfter - memBefore)} MiB = ${Math.round(perWaiting)} B per waiting delivery (wake-up jobs)` });
 
     // 3. The receivers come back: every row due now, every delayed job promoted; the workers start.
     await receiver.call('reset');
@@ -332,7 +337,7 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
     const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     figures.push(
       { id: 'backlog_drain_per_s', figure: `Outage backlog drain, ${ids.length} due deliveries, ${WORKERS} worker(s)`, value: Math.round(drain), unit: '/s', baseline: 'steady-state deliveries/s, same workers, same accounts', baselineValue: Math.round(steady), ratioPct: r1((100 * drain) / steady), target: '≥ 80 % of steady state', met: drain >= 0.8 * steady && missing === 0 },
-      { id: 'backlog_redis_bytes_per_waiting', figure: 'Redis used_memory per waiting delivery (delayed job)', value: Math.round(perWaiting), unit: 'B', baseline: 'empty queue', baselineValue: 0 },
+      { id: 'backlog_redis_bytes_per_waiting', figure: 'Redis used_memory per waiting delivery (wake-up jobs)', value: Math.round(perWaiting), unit: 'B', baseline: 'empty queue', baselineValue: 0 },
       { id: 'backlog_live_e2e_p99_ms', figure: `New events' latency p99 (API 2xx → receiver) during the drain, ${LIVE_RATE} events/s of other accounts`, value: r1(pct(liveLat, 99)), unit: 'ms', baseline: 'the same load with no backlog, same run', baselineValue: r1(pct(quietLat, 99)), target: '≤ 50 ms (the webhook latency target)', met: pct(liveLat, 99) <= 50 },
     );
     if (rss.length >= 3) notes.push(`worker1 RSS over the drain: first third median ${med(rss.slice(0, third))} MiB, last third ${med(rss.slice(-third))} MiB.`);
@@ -344,7 +349,7 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
       rows,
       figures,
       notes: [
-        'Backlog seeded in SQL (bodies + retrying delivery rows, attempts 2–5) and its delayed jobs added through WebhookQueues.enqueueDeliveries; then every row made due and every job promoted at once (the worst case). Steady state: first attempts of events posted through the API, drained by the same workers (10 %–90 % arrivals).',
+        'Backlog seeded in SQL (bodies + retrying delivery rows, attempts 2–5) and its wake-ups added through WebhookQueues.scheduleRetries (one per account per second of retries); then every row made due and every job promoted at once (the worst case). Steady state: first attempts of events posted through the API, drained by the same workers (10 %–90 % arrivals).',
         'Redis is a redis-server of the bench\'s own (used_memory is the queues\' alone). Worker RSS from /proc.',
         ...notes,
       ],

@@ -386,7 +386,9 @@ export const webhookDeliveries = pgTable('webhook_deliveries', {
   // weekly partitions.
   primaryKey({ name: 'webhook_deliveries_pkey', columns: [t.id, t.createdAt] }),
   index('webhook_deliveries_endpoint_seq_idx').on(t.endpointId, t.seq),
-  index('webhook_deliveries_open_idx').on(t.status, t.nextRetryAt).where(sql`status IN ('pending', 'retrying')`),
+  // open rows of an account in due order: a dispatcher's lane reads its account's due rows with
+  // it, and the sweep finds the accounts with rows overdue (docs/webhooks.md "Wake-ups")
+  index('webhook_deliveries_open_account_idx').on(t.accountId, sql`COALESCE(next_retry_at, created_at)`, t.seq).where(sql`status IN ('pending', 'retrying')`),
   // the delivery log's filters (docs/performance.md "The delivery log at volume"): status, event type,
   // and event id through its bodies (body_id also serves the bodies purge's reference checks)
   index('webhook_deliveries_endpoint_status_seq_idx').on(t.endpointId, t.status, t.seq),

@@ -78,6 +78,8 @@ class Lane {
   /** rows of the account were left in the database because the lane was full */
   overflow = false;
   refilling = false;
+  /** the account was woken while its rows were being read (read again once that read is in) */
+  wokenDuringRead = false;
   /** the dispatcher's failing endpoints (FailingEndpoints), shared by its lanes */
   constructor(private readonly failing: FailingEndpoints) {}
 
@@ -344,15 +346,20 @@ export class Dispatcher {
     const release = (item: Item) => {
       if (released.has(item)) return;
       released.add(item);
-      item.lane.done(item.row.endpointId);
-      void this.releases.add(item.slot).finally(() => this.pump());
+      // The lane counts the slot as held until Redis has it back: a pump in between would ask
+      // for a slot Redis still counts, get fewer than it asked for, and pause the lane.
+      void this.releases.add(item.slot).finally(() => {
+        item.lane.done(item.row.endpointId);
+        this.dropIfIdle(item.row.accountId, item.lane);
+        this.pump();
+      });
     };
     const finish = (item: Item) => {
       release(item);
       this.inFlight -= 1;
       this.known.delete(item.row.id);
       if (item.lane.overflow && !item.lane.refilling && item.lane.size < this.maxWaiting / 2) this.refill(item.row.accountId, item.lane);
-      if (item.lane.size === 0 && item.lane.inFlight === 0 && this.lanes.get(item.row.accountId) === item.lane) this.lanes.delete(item.row.accountId);
+      this.dropIfIdle(item.row.accountId, item.lane);
       if (this.inFlight === 0) for (const d of this.drained.splice(0)) d();
     };
     // Rows of another kind of target run their own send; the delivery rows go through the pipeline together.
@@ -389,7 +396,25 @@ export class Dispatcher {
     );
   }
 
-  /** Reads more of a lane's account's rows from the database (the lane had to leave some there). */
+  /**
+   * An account's wake-up (a retry due, the sweep): its due rows are read from the database into
+   * its lane. A lane that has no room now reads them as it drains (the same path as a lane that
+   * had to leave rows behind); a read under way when the wake-up comes is followed by another,
+   * since it may have been taken before the rows it wakes were due.
+   */
+  wakeAccount(accountId: string): void {
+    if (this.closing) return;
+    let lane = this.lanes.get(accountId);
+    if (!lane) {
+      lane = new Lane(this.failing);
+      this.lanes.set(accountId, lane);
+    }
+    lane.overflow = true;
+    if (lane.refilling) lane.wokenDuringRead = true;
+    else if (lane.size < this.maxWaiting / 2) this.refill(accountId, lane);
+  }
+
+  /** Reads more of a lane's account's due rows from the database (it left some there, or was woken). */
   private refill(accountId: string, lane: Lane): void {
     lane.refilling = true;
     const want = this.maxWaiting - lane.size;
@@ -404,13 +429,25 @@ export class Dispatcher {
         // nothing it found is left behind. (Rows claimed by attempts on the wire are not read, so
         // the limit overcounts and a short read alone proves nothing.)
         if (rows.length < limit && unknown.length <= want) lane.overflow = false;
+        if (lane.wokenDuringRead) {
+          lane.wokenDuringRead = false;
+          lane.overflow = true;
+        }
         if (!this.lanes.has(accountId)) this.lanes.set(accountId, lane);
         this.submit(fresh);
+        if (!this.closing && lane.overflow && !lane.refilling && lane.size < this.maxWaiting / 2 && lane.inFlight === 0) this.refill(accountId, lane);
+        else this.dropIfIdle(accountId, lane);
       })
       .catch((err: Error) => {
         lane.refilling = false;
         this.deps.logger.warn('reading more rows of an account failed; the sweep hands them on', { account_id: accountId, error: err.message });
+        this.dropIfIdle(accountId, lane);
       });
+  }
+
+  /** Forgets a lane with nothing waiting, on the wire or being read. */
+  private dropIfIdle(accountId: string, lane: Lane): void {
+    if (lane.size === 0 && lane.inFlight === 0 && !lane.refilling && this.lanes.get(accountId) === lane) this.lanes.delete(accountId);
   }
 
   /** Takes no more rows, forgets the waiting ones (open in the database), and resolves once the attempts on the wire are recorded. */

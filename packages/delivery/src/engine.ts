@@ -26,7 +26,7 @@ export interface DeliveryEngine {
   /** the process's dispatcher (tests) */
   dispatcher: Dispatcher;
   /** one maintenance pass now (tests) */
-  maintain(): Promise<{ requeued: number; purged: number }>;
+  maintain(): Promise<{ woken: number; purged: number }>;
   /** finishes the attempts in flight, then stops */
   close(): Promise<void>;
 }
@@ -36,9 +36,9 @@ export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions =
   const connection = createRedisFor(deps.config, 'worker');
   const queues = webhookQueuesFor(deps);
   const transport = new WebhookTransport(deps.config);
-  // Retries and rows that must wait get a wake-up job; a failure to enqueue one is the sweep's to repair.
+  // Retries and rows that must wait get a wake-up (queues.ts); a failure to enqueue one is the sweep's to repair.
   const onOutcome = (outcome: AttemptOutcome) => {
-    const wake = outcome.kind === 'done' && outcome.next ? queues.enqueueDelivery(outcome.next.id, outcome.next.at)
+    const wake = outcome.kind === 'done' && outcome.next ? queues.scheduleRetries([outcome.next])
       : outcome.kind === 'wait' ? queues.enqueueWakeUp(outcome.deliveryId, outcome.until) : null;
     wake?.catch((err: Error) => deps.logger.warn('scheduling a delivery\'s wake-up failed; the sweep will', { delivery_id: outcome.deliveryId, error: err.message }));
   };
@@ -58,7 +58,7 @@ export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions =
     busy = true;
     maintain()
       .then((r) => {
-        if (r.requeued || r.purged) deps.logger.info('webhook maintenance', r);
+        if (r.woken || r.purged) deps.logger.info('webhook maintenance', r);
       })
       .catch((err: Error) => deps.logger.warn('webhook maintenance failed', { error: err.message }))
       .finally(() => {

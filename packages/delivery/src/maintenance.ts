@@ -1,30 +1,24 @@
 import { DELIVERY_LOG_RETENTION_MS, analyzeChangedLogPartitions, ensureDeliveryLogPartitions, foldEndpointHealth, purgeDeliveryLog, purgeMirrorLog, type Deps } from '@teamchat/core';
 import type { WebhookQueues } from './queues';
-import { overdueDeliveries } from './sweep';
+import { overdueAccounts } from './sweep';
 
-/** Open rows due for longer than this without a worker on them get their job again. */
+/** Open rows due for longer than this without a worker on them get their account woken. */
 export const OVERDUE_GRACE_MS = 10_000;
 /** How often the delivery log purge runs (it deletes in batches, so a pass stays short). */
 export const PURGE_EVERY_MS = 60 * 60_000;
 
 /**
- * The webhook half of a maintenance pass. The database is the truth: an open row whose job was
- * lost is enqueued again (idempotent by job id), and a row that is due while its job still sits
- * delayed (a clock moved, a units reset) is promoted. Every pass folds the endpoints' health
+ * The webhook half of a maintenance pass. The database is the truth: an account with open rows
+ * overdue (their wake-up lost, a clock moved, a units reset) is woken, and whichever dispatcher
+ * takes the wake-up reads its due rows (sweep.ts). Every pass folds the endpoints' health
  * deltas into their rollups (docs/webhooks.md "Health and stats rollups") and renews the
  * statistics of a log partition that changed much (analyzeChangedLogPartitions). Hourly, the log's
  * weekly partitions are made ahead and the 30-day purge of the webhook delivery log (dropping
  * whole weeks) and of the mirrors' delivery log (the same retention) runs.
  */
-export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, state: { lastPurge: number }, accountIds?: readonly string[]): Promise<{ requeued: number; purged: number }> {
-  const ids = await overdueDeliveries(deps.database.db, deps.now(), OVERDUE_GRACE_MS, accountIds);
-  if (ids.length > 0) {
-    await queues.enqueueDeliveries(ids.map((id) => ({ id })));
-    for (const id of ids) {
-      const job = await queues.delivery.getJob(id);
-      if (job && (await job.isDelayed())) await job.promote().catch(() => undefined);
-    }
-  }
+export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, state: { lastPurge: number }, accountIds?: readonly string[]): Promise<{ woken: number; purged: number }> {
+  const overdue = await overdueAccounts(deps.database.db, deps.now(), OVERDUE_GRACE_MS, accountIds);
+  await queues.wakeAccounts(overdue);
   await foldEndpointHealth(deps.database.db);
   await analyzeChangedLogPartitions(deps.database.db);
   let purged = 0;
@@ -35,5 +29,5 @@ export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, stat
     purged = await purgeDeliveryLog(deps.database.db, before);
     purged += await purgeMirrorLog(deps.database.db, before);
   }
-  return { requeued: ids.length, purged };
+  return { woken: overdue.length, purged };
 }

@@ -27,7 +27,7 @@ import {
  * way (Coalescer): batching grows with the load, never with a timer.
  */
 export type AttemptOutcome =
-  | { kind: 'done'; deliveryId: string; status: DeliveryStatus; responseStatus: number | null; latencyMs: number | null; error: string | null; next: { id: string; at: Date } | null; nextRetryAt: Date | null }
+  | { kind: 'done'; deliveryId: string; status: DeliveryStatus; responseStatus: number | null; latencyMs: number | null; error: string | null; next: { id: string; accountId: string; at: Date } | null; nextRetryAt: Date | null }
   | { kind: 'wait'; deliveryId: string; until: Date; reason: 'not_due' | 'claimed' | 'account_inactive' | 'call_units_spent' | 'in_flight_cap' }
   | { kind: 'skip'; deliveryId: string; reason: 'missing' | 'closed' };
 
@@ -196,7 +196,7 @@ async function takeSlot(deps: Deps, accountId: string, waitMs: number): Promise<
   }
 }
 
-function done(deliveryId: string, status: DeliveryStatus, responseStatus: number | null, latencyMs: number | null, error: string | null, next: { id: string; at: Date } | null): AttemptOutcome {
+function done(deliveryId: string, status: DeliveryStatus, responseStatus: number | null, latencyMs: number | null, error: string | null, next: { id: string; accountId: string; at: Date } | null): AttemptOutcome {
   return { kind: 'done', deliveryId, status, responseStatus, latencyMs, error, next, nextRetryAt: next?.at ?? null };
 }
 
@@ -259,7 +259,7 @@ export async function record(deps: Deps, ctx: DeliveryContext, claim: Date, sent
   const result = await deps.database.db.transaction(async (tx) => {
     const closed = await closeAttempt(tx, { deliveryId: row.id, claim, status: status as 'delivered', responseStatus: sent.status, latencyMs: sent.latencyMs, error, now });
     if (!closed) return null;
-    const next = retryAt ? { id: await insertRetry(tx, row, retryAt), at: retryAt } : null;
+    const next = retryAt ? { id: await insertRetry(tx, row, retryAt), accountId: row.accountId, at: retryAt } : null;
     if (receiverAnswered) await recordHealth(tx, endpoint.id, ok, now);
     if (!disable && endpoint.enabled && (await isSlow(tx, endpoint.id, sent.latencyMs))) disable = 'slow';
     const disabled = disable ? await autoDisable(tx, endpoint.id, disable, now) : false;

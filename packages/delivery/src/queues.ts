@@ -8,8 +8,13 @@ import { queuePrefix, type Deps } from '@teamchat/core';
  * - fan-out: one job per batch of events (up to FANOUT_BATCH, in seq order); jobId = the event id
  *   for one event, else a hash of the batch's ids, so the same batch handed over twice is one job
  *   (and an event handed over twice in different batches still fans out once: fan-out.ts).
- * - delivery: a wake-up for one row, jobId = the row id: a retry's delayed job, a row the sweep
- *   found, a row that must wait; the job hands the row to its process's dispatcher.
+ * - delivery: wake-ups (docs/webhooks.md "Wake-ups"). A retry due at least
+ *   ACCOUNT_WAKE_UP_AHEAD_MS ahead, and an account the sweep found rows of, wake the ACCOUNT in
+ *   a second: jobId = account + the second, so all its retries due in one second are one job,
+ *   and the job makes its process's dispatcher read the account's due rows from the database
+ *   (an hour-long outage's 720,000 retries are a few thousand jobs, not 720,000). A retry due
+ *   sooner, and a row that must wait a moment, wake their ROW: jobId = the row id (or the row
+ *   and its time), and the job hands that row to the dispatcher.
  */
 export const WEBHOOK_FANOUT_QUEUE = 'webhook-fanout';
 export const WEBHOOK_DELIVERY_QUEUE = 'webhook-delivery';
@@ -32,9 +37,22 @@ function fanoutJobId(eventIds: readonly string[]): string {
   if (eventIds.length === 1) return eventIds[0];
   return `batch-${createHash('sha1').update(eventIds.join(',')).digest('hex')}`;
 }
-export interface DeliveryMessage {
-  deliveryId: string;
+/** A delivery job wakes one row (`deliveryId`) or one account's due rows (`accountId`). */
+export type DeliveryMessage = { deliveryId: string; accountId?: undefined } | { accountId: string; deliveryId?: undefined };
+
+/**
+ * A retry due at least this far ahead wakes its account, not its row. Its job is then still
+ * delayed when another retry of the account in the same second asks for it (a job that has
+ * already started would swallow that ask: BullMQ keeps one job per id), and the rows it wakes
+ * are all due when it runs. Sooner retries (short schedules) keep a job of their own.
+ */
+export const ACCOUNT_WAKE_UP_AHEAD_MS = 5000;
+/** The account wake-up of `at`'s second (rounded up: every row due in that second is due by then). */
+function accountWakeUp(accountId: string, at: number): { jobId: string; at: number } {
+  const second = Math.ceil(at / 1000);
+  return { jobId: `account-${accountId}-${second}`, at: second * 1000 };
 }
+
 
 /** Jobs are removed when done, so the sweep may add a row's job again whenever its row is still open. */
 const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: true, attempts: 5, backoff: { type: 'exponential', delay: 1000 } } as const;
@@ -78,14 +96,35 @@ export class WebhookQueues {
     await this.delivery.add('deliver', { deliveryId }, { ...JOB_OPTIONS, jobId: `${deliveryId}-at${at.getTime()}`, delay });
   }
 
-  async enqueueDeliveries(rows: ReadonlyArray<{ id: string; at?: Date | null }>): Promise<void> {
+  /**
+   * Wakes a worker for each retry row at its time: its account's wake-up for that second when
+   * it is due at least ACCOUNT_WAKE_UP_AHEAD_MS ahead (one job for all the account's retries of
+   * that second), else the row's own job. Idempotent while the jobs exist.
+   */
+  async scheduleRetries(rows: ReadonlyArray<{ id: string; accountId: string; at: Date }>): Promise<void> {
     if (rows.length === 0) return;
     const now = this.deps.now().getTime();
-    await this.delivery.addBulk(rows.map((r) => ({
-      name: 'deliver',
-      data: { deliveryId: r.id },
-      opts: { ...JOB_OPTIONS, jobId: r.id, delay: r.at ? Math.max(0, r.at.getTime() - now) : 0 },
-    })));
+    const jobs = new Map<string, { name: string; data: DeliveryMessage; opts: typeof JOB_OPTIONS & { jobId: string; delay: number } }>();
+    for (const r of rows) {
+      const at = r.at.getTime();
+      if (at - now >= ACCOUNT_WAKE_UP_AHEAD_MS) {
+        const wake = accountWakeUp(r.accountId, at);
+        jobs.set(wake.jobId, { name: 'wake-account', data: { accountId: r.accountId }, opts: { ...JOB_OPTIONS, jobId: wake.jobId, delay: wake.at - now } });
+      } else {
+        jobs.set(r.id, { name: 'deliver', data: { deliveryId: r.id }, opts: { ...JOB_OPTIONS, jobId: r.id, delay: Math.max(0, at - now) } });
+      }
+    }
+    await this.delivery.addBulk([...jobs.values()]);
+  }
+
+  /** Wakes a worker now for each account's due rows (the sweep's: rows whose wake-up was lost). */
+  async wakeAccounts(accountIds: readonly string[]): Promise<void> {
+    if (accountIds.length === 0) return;
+    const now = this.deps.now().getTime();
+    await this.delivery.addBulk(accountIds.map((accountId) => {
+      const wake = accountWakeUp(accountId, now);
+      return { name: 'wake-account', data: { accountId }, opts: { ...JOB_OPTIONS, jobId: wake.jobId, delay: 0 } };
+    }));
   }
 
   async close(): Promise<void> {

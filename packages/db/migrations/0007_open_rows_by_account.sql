@@ -1,0 +1,2 @@
+DROP INDEX "webhook_deliveries_open_idx";--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_open_account_idx" ON "webhook_deliveries" USING btree ("account_id",COALESCE(next_retry_at, created_at),"seq") WHERE status IN ('pending', 'retrying');

@@ -1,0 +1,133 @@
+import { ACCOUNT_WAKE_UP_AHEAD_MS, Dispatcher, WebhookQueues, WebhookTransport, fanOutEvents, overdueAccounts, type AttemptOutcome } from '../src';
+import { accounts, eq, inArray, webhookDeliveries } from '@teamchat/db';
+import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
+import type { Harness } from '../../../test/support/harness';
+import { startReceiver, type Receiver } from '../../../test/support/https-receiver';
+import { eventsOf, makeChannel, messagingAccount, post } from '../../../test/support/messaging';
+import { createEndpointRow, deliveriesOf, eventually, startWebhookHarness } from '../../../test/support/webhooks';
+
+/**
+ * Wake-ups (docs/webhooks.md "Wake-ups"): a retry due ahead wakes its account for its second
+ * (one job for all the account's retries of that second), and the dispatcher that takes it reads
+ * the account's due rows from the database; the sweep wakes the accounts whose rows are overdue.
+ * A database of its own, and no worker: the dispatcher is called directly.
+ */
+jest.setTimeout(30_000);
+
+let db: { name: string; url: string };
+let h: Harness;
+let ok: Receiver;
+let transport: WebhookTransport;
+let queues: WebhookQueues;
+beforeAll(async () => {
+  db = await createMigratedDatabase('teamchat_whwake');
+  h = await startWebhookHarness({ databaseUrl: db.url });
+  ok = await startReceiver();
+  transport = new WebhookTransport(h.deps.config);
+  queues = new WebhookQueues(h.deps);
+});
+afterAll(async () => {
+  await queues.close();
+  await transport.close();
+  await ok.close();
+  await h.close();
+  await dropDatabase(db.name);
+});
+
+/** An account with an endpoint on the healthy receiver and `n` open first deliveries (pending, due now). */
+async function accountWithRows(n: number, path: string) {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url(path), events: ['message.posted'] });
+  for (let i = 0; i < n; i++) await post(a.ownerApi, ch, { text: `wake ${i}` });
+  const eventIds = (await eventsOf(h, a.accountId)).filter((e) => e.type === 'message.posted').map((e) => e.id);
+  const rows = await fanOutEvents(h.deps, eventIds);
+  expect(rows).toHaveLength(n);
+  return { accountId: a.accountId, endpointId: ep.id, ids: rows.map((r) => r.id) };
+}
+
+function dispatcher(maxWaitingPerAccount?: number) {
+  const outcomes: AttemptOutcome[] = [];
+  const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o), { maxWaitingPerAccount });
+  return { d, outcomes };
+}
+
+test('a retry due ahead wakes its account for its second: one job for all the account\'s retries of that second; a retry due sooner keeps a job of its own', async () => {
+  const now = h.deps.now().getTime();
+  const second = Math.ceil((now + 60_000) / 1000) * 1000;
+  await queues.scheduleRetries([
+    { id: 'dlv_wake_a1', accountId: 'acc_wake_a', at: new Date(second - 400) },
+    { id: 'dlv_wake_a2', accountId: 'acc_wake_a', at: new Date(second - 100) },
+    { id: 'dlv_wake_a3', accountId: 'acc_wake_a', at: new Date(second + 500) },
+    { id: 'dlv_wake_b1', accountId: 'acc_wake_b', at: new Date(second - 100) },
+    { id: 'dlv_wake_soon', accountId: 'acc_wake_a', at: new Date(now + ACCOUNT_WAKE_UP_AHEAD_MS - 1000) },
+  ]);
+  // Again, as a second failure in the same second would: nothing new.
+  await queues.scheduleRetries([{ id: 'dlv_wake_a4', accountId: 'acc_wake_a', at: new Date(second - 50) }]);
+  const delayed = await queues.delivery.getJobs(['delayed']);
+  const byId = new Map(delayed.map((j) => [j.id, j]));
+  expect([...byId.keys()].sort()).toEqual([`account-acc_wake_a-${second / 1000}`, `account-acc_wake_a-${second / 1000 + 1}`, `account-acc_wake_b-${second / 1000}`, 'dlv_wake_soon'].sort());
+  const a = byId.get(`account-acc_wake_a-${second / 1000}`)!;
+  expect(a.data).toEqual({ accountId: 'acc_wake_a' });
+  // Due at the end of its second (rounded up): every row it wakes is due by then.
+  expect(a.timestamp + a.delay).toBeGreaterThanOrEqual(second - 50);
+  expect(a.timestamp + a.delay).toBeLessThanOrEqual(second + 50);
+  expect(byId.get('dlv_wake_soon')!.data).toEqual({ deliveryId: 'dlv_wake_soon' });
+  await queues.delivery.obliterate({ force: true });
+});
+
+test('an account\'s wake-up sends its due rows, and leaves the rows not due yet open', async () => {
+  const acc = await accountWithRows(4, '/wake-due');
+  const later = new Date(h.deps.now().getTime() + 3_600_000);
+  await h.deps.database.db.update(webhookDeliveries).set({ status: 'retrying', nextRetryAt: later }).where(inArray(webhookDeliveries.id, acc.ids.slice(3)));
+  const { d, outcomes } = dispatcher();
+  try {
+    d.wakeAccount(acc.accountId);
+    await eventually(async () => outcomes.length === 3 && d.stats().inFlight === 0, 10_000, 'the due rows sent');
+  } finally {
+    await d.close();
+  }
+  expect(outcomes.every((o) => o.kind === 'done' && o.status === 'delivered')).toBe(true);
+  expect(ok.received.filter((r) => r.path === '/wake-due')).toHaveLength(3);
+  const rows = await deliveriesOf(h, acc.endpointId);
+  expect(rows.find((r) => r.id === acc.ids[3])).toMatchObject({ status: 'retrying', claimedUntil: null });
+  // Its lane is gone once nothing waits: a wake-up leaves no state behind.
+  expect(d.stats().accounts).toBe(0);
+});
+
+test('one wake-up drains a backlog larger than its lane: the lane reads the rest as it empties; every row delivered once', async () => {
+  const acc = await accountWithRows(35, '/wake-backlog');
+  const { d, outcomes } = dispatcher(10);
+  try {
+    d.wakeAccount(acc.accountId);
+    // Woken again while its first read may still be under way: nothing is read twice into the lane.
+    d.wakeAccount(acc.accountId);
+    await eventually(async () => outcomes.length >= 35 && d.stats().inFlight === 0 && d.stats().waiting === 0, 20_000, 'the backlog drained');
+  } finally {
+    await d.close();
+  }
+  const arrived = ok.received.filter((r) => r.path === '/wake-backlog').map((r) => JSON.parse(r.body).id as string);
+  expect(arrived).toHaveLength(35);
+  expect(new Set(arrived).size).toBe(35);
+  expect((await deliveriesOf(h, acc.endpointId)).every((r) => r.status === 'delivered')).toBe(true);
+});
+
+test('the sweep wakes the accounts whose rows are overdue and free: not rows under a live claim, not rows due within the grace, not inactive accounts', async () => {
+  const overdue = await accountWithRows(2, '/sweep-a');
+  const claimed = await accountWithRows(1, '/sweep-b');
+  const fresh = await accountWithRows(1, '/sweep-c');
+  const suspended = await accountWithRows(1, '/sweep-d');
+  const now = h.deps.now();
+  const old = new Date(now.getTime() - 60_000);
+  const mine = [overdue, claimed, fresh, suspended].map((a) => a.accountId);
+  await h.deps.database.db.update(webhookDeliveries).set({ status: 'retrying', nextRetryAt: old })
+    .where(inArray(webhookDeliveries.id, [...overdue.ids, ...claimed.ids, ...suspended.ids]));
+  await h.deps.database.db.update(webhookDeliveries).set({ claimedUntil: new Date(now.getTime() + 60_000) }).where(inArray(webhookDeliveries.id, claimed.ids));
+  await h.deps.database.db.update(accounts).set({ state: 'suspended' }).where(eq(accounts.id, suspended.accountId));
+  expect(await overdueAccounts(h.deps.database.db, now, 10_000, mine)).toEqual([overdue.accountId]);
+  // Woken through its job: whoever takes it reads the account's rows; the rows themselves get no job.
+  await queues.wakeAccounts([overdue.accountId]);
+  const waiting = await queues.delivery.getJobs(['waiting', 'prioritized']);
+  expect(waiting.map((j) => j.data)).toEqual([{ accountId: overdue.accountId }]);
+  await queues.delivery.obliterate({ force: true });
+});
