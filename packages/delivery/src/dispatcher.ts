@@ -30,6 +30,14 @@ export const MAX_IN_FLIGHT = 1024;
 const NO_SLOT_PAUSE_MS = 25;
 /** Pause after Redis refused to answer (slots cannot be counted, so nothing is sent). */
 const REDIS_AWAY_PAUSE_MS = 250;
+/**
+ * How long after it was taken from Redis a slot may be handed on to the account's next row
+ * without going back to Redis. Its lease lasts the claim time (answer time + 5 s), so an attempt
+ * started within this window ends (answer time) with 3 s to spare for the stages before the send
+ * and any skew between this process's clock and Redis's. Past it the slot goes back, so the
+ * share between processes is asked for again at least this often.
+ */
+export const SLOT_HANDOFF_MS = 2_000;
 
 /** Failing endpoints remembered by one process at most (the oldest are forgotten first). */
 const FAILING_REMEMBERED = 10_000;
@@ -141,6 +149,20 @@ class Lane {
     return out;
   }
 
+  /**
+   * An attempt of `endpointId` came off the wire: its slot goes to the row that may go next, if
+   * any (the turns and parts of `take`); with none, the attempt is still counted (its slot goes
+   * back to Redis as usual).
+   */
+  passOn(endpointId: string, cap: number): WaitingRow | null {
+    this.done(endpointId);
+    const [next] = this.take(1, cap);
+    if (next) return next;
+    this.inFlight += 1;
+    this.inFlightByEndpoint.set(endpointId, (this.inFlightByEndpoint.get(endpointId) ?? 0) + 1);
+    return null;
+  }
+
   done(endpointId: string): void {
     this.inFlight -= 1;
     const busy = (this.inFlightByEndpoint.get(endpointId) ?? 1) - 1;
@@ -178,6 +200,8 @@ export class Dispatcher {
   private timerAt = 0;
   private closing = false;
   private drained: Array<() => void> = [];
+  /** rows handed a slot that came off the wire (run together at the next turn of the event loop) */
+  private handoffs: Array<{ row: WaitingRow; lane: Lane; slot: Slot; takenAt: number }> = [];
   private readonly heads: Coalescer<string, RowHead | undefined>;
   private readonly releases: Coalescer<Slot, null>;
   private readonly maxWaiting: number;
@@ -275,6 +299,8 @@ export class Dispatcher {
     if (wakeAt < Infinity) this.wakeAt(wakeAt);
     if (wanted.size === 0) return;
     this.asking = true;
+    // Before the ask: the lease's expiry in Redis's clock is no earlier than this plus its length.
+    const askedAt = Date.now();
     acquireInFlightSlots(this.deps, wanted, claimMs(this.deps.config))
       .then(
         (leases) => {
@@ -282,7 +308,7 @@ export class Dispatcher {
             void leases.release();
             return;
           }
-          const batch: Array<{ row: WaitingRow; lane: Lane; slot: Slot }> = [];
+          const batch: Array<{ row: WaitingRow; lane: Lane; slot: Slot; takenAt: number }> = [];
           const pause = Date.now() + NO_SLOT_PAUSE_MS + Math.floor(Math.random() * NO_SLOT_PAUSE_MS);
           for (const [accountId, n] of wanted) {
             const lane = this.lanes.get(accountId);
@@ -292,7 +318,7 @@ export class Dispatcher {
             // Fewer slots than asked for: the rest are held elsewhere, and their release does not
             // reach this process: ask again after a short pause.
             if (got < n) lane.pausedUntil = pause;
-            for (const row of lane.take(got, lane.share)) batch.push({ row: { ...row, accountId }, lane, slot: leases.detach(accountId)! });
+            for (const row of lane.take(got, lane.share)) batch.push({ row: { ...row, accountId }, lane, slot: leases.detach(accountId)!, takenAt: askedAt });
             // Accounts served go to the back of the turn (it matters when MAX_IN_FLIGHT binds).
             this.lanes.delete(accountId);
             this.lanes.set(accountId, lane);
@@ -333,7 +359,25 @@ export class Dispatcher {
     this.timer.unref();
   }
 
-  private start(all: Array<{ row: WaitingRow; lane: Lane; slot: Slot }>): void {
+  /**
+   * Hands a slot that came off the wire straight to its account's next row, when one may go now
+   * (the lane's turns and parts, this process's share) and the slot is young (SLOT_HANDOFF_MS):
+   * no round trip to Redis to give it back and another to take it again, which is most of the
+   * time a slot is held between two quick attempts. Answers whether it did.
+   */
+  private handOff(item: { row: WaitingRow; lane: Lane; slot: Slot; takenAt: number }): boolean {
+    const { lane } = item;
+    if (this.closing || Date.now() - item.takenAt > SLOT_HANDOFF_MS || lane.size === 0) return false;
+    if (this.inFlight >= MAX_IN_FLIGHT || lane.inFlight > lane.share) return false;
+    const next = lane.passOn(item.row.endpointId, lane.share);
+    if (!next) return false;
+    this.handoffs.push({ row: { ...next, accountId: item.row.accountId }, lane, slot: item.slot, takenAt: item.takenAt });
+    // Every answer that came in this turn of the event loop goes in one pipeline.
+    if (this.handoffs.length === 1) setImmediate(() => this.start(this.handoffs.splice(0)));
+    return true;
+  }
+
+  private start(all: Array<{ row: WaitingRow; lane: Lane; slot: Slot; takenAt: number }>): void {
     if (all.length === 0) return;
     this.inFlight += all.length;
     type Item = (typeof all)[number];
@@ -346,6 +390,7 @@ export class Dispatcher {
     const release = (item: Item) => {
       if (released.has(item)) return;
       released.add(item);
+      if (this.handOff(item)) return;
       // The lane counts the slot as held until Redis has it back: a pump in between would ask
       // for a slot Redis still counts, get fewer than it asked for, and pause the lane.
       void this.releases.add(item.slot).finally(() => {

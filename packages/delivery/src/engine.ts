@@ -44,7 +44,7 @@ export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions =
   };
   const dispatcher = new Dispatcher(deps, transport, onOutcome);
   deps.metrics.watchDispatcher(() => dispatcher.stats());
-  const relay = startRelay(deps, queues, { accountIds: options.accountIds, fanOutHere: (ids) => fanOutAndHandOver(deps, dispatcher, ids), ...options.relay });
+  const relay = startRelay(deps, queues, { accountIds: options.accountIds, fanOutHere: (ids, read) => fanOutAndHandOver(deps, dispatcher, ids, read), ...options.relay });
   const fanout = startFanoutWorker(deps, connection, dispatcher);
   const delivery = startDeliveryWorker(deps, connection, dispatcher, options.deliveryConcurrency);
   // Channel mirrors: a second kind of target, sent through this engine's dispatcher (lanes,

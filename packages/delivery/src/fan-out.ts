@@ -1,5 +1,5 @@
 import { and, channelMembers, eq, events, gt, identities, inArray, isNull, runStatement, webhookEndpoints, type Executor } from '@teamchat/db';
-import { FANOUT_READ, FANOUT_WRITE, UNRELAYED } from './statements';
+import { FANOUT_READ, FANOUT_WRITE, UNRELAYED, UNRELAYED_READ, type FanOutRead } from './statements';
 import { eventReachesEndpoint, newId, renderEventBody, type Deps, type EventRow, type PayloadMode } from '@teamchat/core';
 
 /** A delivery row the fan-out wrote (`pending`, attempt 1), with its stored body: its first attempt needs nothing more. */
@@ -28,8 +28,8 @@ export interface FannedOutDelivery {
  * another fan-out holds at that moment is skipped (that one writes it); one it already wrote is
  * found relayed. Returns the new rows, to be attempted or enqueued after commit.
  */
-export async function fanOutEvents(deps: Pick<Deps, 'database'>, eventIds: readonly string[]): Promise<FannedOutDelivery[]> {
-  return writeFanOut(deps, await planFanOut(deps, eventIds));
+export async function fanOutEvents(deps: Pick<Deps, 'database'>, eventIds: readonly string[], read?: readonly FanOutRead[]): Promise<FannedOutDelivery[]> {
+  return writeFanOut(deps, await planFanOut(deps, eventIds, read));
 }
 
 /** A batch's fan-out, read and rendered, not yet written: the events still unrelayed, their bodies and rows. */
@@ -39,12 +39,15 @@ export interface FanOutPlan {
   rows: FannedOutDelivery[];
 }
 
-/** The read side of fanOutEvents (one statement), and the bodies rendered. */
-export async function planFanOut(deps: Pick<Deps, 'database'>, eventIds: readonly string[]): Promise<FanOutPlan> {
+/**
+ * The read side of fanOutEvents (one statement, or the relay's scan that already read the events
+ * the same way: `read`), and the bodies rendered.
+ */
+export async function planFanOut(deps: Pick<Deps, 'database'>, eventIds: readonly string[], read?: readonly FanOutRead[]): Promise<FanOutPlan> {
   const plan: FanOutPlan = { eventIds: [], bodies: [], rows: [] };
   if (eventIds.length === 0) return plan;
   const db = deps.database.db;
-  const found = await runStatement(db, FANOUT_READ, [eventIds]);
+  const found = read ?? await runStatement(db, FANOUT_READ, [eventIds]);
   for (const r of found) {
     plan.eventIds.push(r.id);
     const event: EventRow = {
@@ -96,6 +99,14 @@ async function textReaders(tx: Executor, event: EventRow, endpointIds: string[])
     .innerJoin(channelMembers, and(eq(channelMembers.channelId, event.channelId), eq(channelMembers.identityId, identities.id)))
     .where(inArray(webhookEndpoints.id, endpointIds));
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Unrelayed events in seq order with what their fan-out reads (UNRELAYED_READ): the scan of a
+ * relay that is caught up, which fans them out itself with no second read.
+ */
+export async function unrelayedEventsRead(db: Executor, limit: number, accountIds?: readonly string[]): Promise<FanOutRead[]> {
+  return runStatement(db, UNRELAYED_READ, [limit, -1, accountIds ?? null]);
 }
 
 /**

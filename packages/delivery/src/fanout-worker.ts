@@ -2,6 +2,7 @@ import { Worker, type Job } from 'bullmq';
 import { queuePrefix, type Deps, type RedisClient } from '@teamchat/core';
 import type { Dispatcher } from './dispatcher';
 import { fanOutEvents } from './fan-out';
+import type { FanOutRead } from './statements';
 import { WEBHOOK_FANOUT_QUEUE, fanoutEventIds, type FanoutMessage } from './queues';
 
 /**
@@ -19,9 +20,9 @@ export const FANOUT_STALLED_CHECK_MS = 3_000;
  * a small batch out itself (relay.ts). Rejects only before or in the write: the events are then
  * still unrelayed, and the relay hands them over again.
  */
-export async function fanOutAndHandOver(deps: Deps, dispatcher: Dispatcher, eventIds: readonly string[]): Promise<{ deliveries: number; queued: number }> {
+export async function fanOutAndHandOver(deps: Deps, dispatcher: Dispatcher, eventIds: readonly string[], read?: readonly FanOutRead[]): Promise<{ deliveries: number; queued: number }> {
   const startedAt = Date.now();
-  const rows = await fanOutEvents(deps, eventIds);
+  const rows = await fanOutEvents(deps, eventIds, read);
   const queued = dispatcher.submit(rows);
   const took = (Date.now() - startedAt) / 1000;
   const events = new Map(rows.map((r) => [r.eventId, r.eventCreatedAt]));

@@ -2,7 +2,7 @@ import { Coalescer } from './coalesce';
 import { acquireInFlightSlot, type Lease } from './in-flight';
 import { answerError, isSuccess, prepareEndpoint, sendPrepared, type PreparedEndpoint, type SendResult } from './send';
 import {
-  claimDeliveries, closeAttempt, closeDelivered, closeWithoutAttempt, deferForUnits, deliveredQuickly, insertRetry, loadDeliveryContexts, releaseClaims,
+  claimAndReadDeliveries, closeAttempt, closeDelivered, closeWithoutAttempt, deferForUnits, deliveredQuickly, insertRetry, loadDeliveryContexts, releaseClaims,
 } from './store';
 import type { WebhookTransport } from './transport';
 import { chargeDeliveryUnits, type DeliveryCharge } from './units';
@@ -38,12 +38,17 @@ export type Eligibility =
   | { kind: 'wait'; until: Date; reason: 'not_due' | 'claimed' | 'account_inactive' }
   | { kind: 'skip'; reason: 'missing' | 'closed' };
 
-export function eligibility(ctx: DeliveryContext | undefined, now: Date): Eligibility {
+export function eligibility(
+  ctx: DeliveryContext | undefined,
+  now: Date,
+  /** the claim the caller holds on the row, if it claimed it (a row under that claim is its own to send) */
+  held?: Date,
+): Eligibility {
   if (!ctx) return { kind: 'skip', reason: 'missing' };
   const { row, endpoint, account } = ctx;
   if (!OPEN_STATUSES.includes(row.status as DeliveryStatus)) return { kind: 'skip', reason: 'closed' };
   if (row.nextRetryAt && row.nextRetryAt > now) return { kind: 'wait', until: row.nextRetryAt, reason: 'not_due' };
-  if (row.claimedUntil && row.claimedUntil >= now) return { kind: 'wait', until: new Date(row.claimedUntil.getTime() + 1), reason: 'claimed' };
+  if (row.claimedUntil && row.claimedUntil >= now && row.claimedUntil.getTime() !== held?.getTime()) return { kind: 'wait', until: new Date(row.claimedUntil.getTime() + 1), reason: 'claimed' };
   // An event delivery whose endpoint was disabled or deleted since fan-out is never sent; tests
   // and replays are explicit requests and go to a disabled endpoint too, except one awaiting
   // enable (its URL, set by a credential, is not vetted yet: manual.ts).
@@ -75,27 +80,31 @@ export async function runPipeline(
   const db = deps.database.db;
   const out: Array<Promise<AttemptOutcome>> = new Array(ids.length);
 
-  // Claim: the rows as they are now (the endpoint re-read right before the send), judged, and
-  // the sendable ones claimed until one attempt's claim time.
-  const contexts = await loadDeliveryContexts(db, ids);
-  const now = deps.now();
-  const sendable: number[] = [];
-  ids.forEach((id, i) => {
-    const verdict = eligibility(contexts.get(id), now);
-    if (verdict.kind === 'send') sendable.push(i);
-    else if (verdict.kind === 'drop') out[i] = closeWithoutAttempt(db, id, verdict.error, now).then((closed) => (closed ? done(id, 'dead', null, null, verdict.error, null) : skip(id)));
-    else if (verdict.kind === 'wait') out[i] = Promise.resolve({ kind: 'wait', deliveryId: id, until: verdict.until, reason: verdict.reason });
-    else out[i] = Promise.resolve({ kind: 'skip', deliveryId: id, reason: verdict.reason });
-  });
-  if (sendable.length === 0) return out;
+  // Claim: the rows claimed until one attempt's claim time and read as they are now (the
+  // endpoint re-read right before the send), in one statement, then judged with the one rule as
+  // the claim's holder. A row the statement did not claim (closed, not due, under another claim,
+  // missing) is read as it is and judged for its outcome.
   const claimAt = deps.now();
   const claim = new Date(claimAt.getTime() + claimMs(deps.config));
-  const claimed = await claimDeliveries(db, sendable.map((i) => ids[i]), claimAt, claim);
+  const claimed = await claimAndReadDeliveries(db, ids, claimAt, claim);
+  const others = ids.filter((id) => !claimed.has(id));
+  const unclaimed = others.length > 0 ? await loadDeliveryContexts(db, others) : new Map<string, DeliveryContext>();
   const mine: Array<{ i: number; ctx: DeliveryContext }> = [];
-  for (const i of sendable) {
-    if (claimed.has(ids[i])) mine.push({ i, ctx: { ...contexts.get(ids[i])!, row: { ...contexts.get(ids[i])!.row, claimedUntil: claim } } });
-    else out[i] = Promise.resolve({ kind: 'wait', deliveryId: ids[i], until: new Date(claimAt.getTime() + 500), reason: 'claimed' });
-  }
+  ids.forEach((id, i) => {
+    const ctx = claimed.get(id);
+    const verdict = eligibility(ctx ?? unclaimed.get(id), claimAt, ctx ? claim : undefined);
+    if (verdict.kind === 'send' && ctx) mine.push({ i, ctx });
+    // Claimable only now (its claim lapsed, or it fell due, between the two statements): next time.
+    else if (verdict.kind === 'send' || (verdict.kind === 'drop' && !ctx)) out[i] = Promise.resolve({ kind: 'wait', deliveryId: id, until: new Date(claimAt.getTime() + 500), reason: 'claimed' });
+    else if (verdict.kind === 'drop') out[i] = closeWithoutAttempt(db, id, verdict.error, claimAt, claim).then((closed) => (closed ? done(id, 'dead', null, null, verdict.error, null) : skip(id)));
+    else {
+      const outcome: AttemptOutcome = verdict.kind === 'wait'
+        ? { kind: 'wait', deliveryId: id, until: verdict.until, reason: verdict.reason }
+        : { kind: 'skip', deliveryId: id, reason: verdict.reason };
+      // A claimed row that waits (its account is not active) gives its claim back.
+      out[i] = ctx ? releaseClaims(db, [id], claim).then(() => outcome) : Promise.resolve(outcome);
+    }
+  });
   if (mine.length === 0) return out;
 
   // Charge: one call unit per attempt on the seat of the endpoint's creator, each seat at once.

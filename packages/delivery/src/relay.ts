@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { listen } from '@teamchat/db';
 import { EVENTS_CHANNEL, listenDatabaseUrl, randomToken, RedisScript, relayLeaseKey, waitReady, type Deps } from '@teamchat/core';
-import { unrelayedEvents } from './fan-out';
+import { unrelayedEvents, unrelayedEventsRead } from './fan-out';
+import type { FanOutRead } from './statements';
 import { FANOUT_BATCH, type WebhookQueues } from './queues';
 
 /**
@@ -70,7 +71,7 @@ export interface RelayOptions {
    * hop; a larger scan (a backlog) goes to fan-out jobs, which every worker process shares.
    * Default: always fan-out jobs.
    */
-  fanOutHere?: (eventIds: string[]) => Promise<unknown>;
+  fanOutHere?: (eventIds: string[], read?: FanOutRead[]) => Promise<unknown>;
 }
 
 export interface Relay {
@@ -114,7 +115,12 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
     const now = Date.now();
     const full = caughtUp || now - lastFull >= FULL_SCAN_MS;
     if (!full && (await queues.waitingFanouts()) >= MAX_WAITING_FANOUTS) return false;
-    const rows = await unrelayedEvents(deps.database.db, batch, { accountIds: options.accountIds, after: full ? undefined : frontier });
+    // Caught up (the usual case at low load), the scan reads what the fan-out needs too, so the
+    // relay's own fan-out of it takes no second read.
+    const read = full && caughtUp && options.fanOutHere ? await unrelayedEventsRead(deps.database.db, batch, options.accountIds) : null;
+    const rows = read
+      ? read.map((r) => ({ id: r.id, seq: Number(r.seq) }))
+      : await unrelayedEvents(deps.database.db, batch, { accountIds: options.accountIds, after: full ? undefined : frontier });
     caughtUp = rows.length < batch;
     let due = rows;
     if (full) {
@@ -131,7 +137,9 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
     if (due.length > 0 && options.fanOutHere && caughtUp && due.length <= FANOUT_BATCH) {
       // Latency first while the load is low: no queue hop. The events stay unrelayed until this
       // write commits; if it fails they are scanned again (the loop backs off).
-      await options.fanOutHere(due.map((r) => r.id));
+      const ids = due.map((r) => r.id);
+      const dueIds = new Set(ids);
+      await options.fanOutHere(ids, read?.filter((r) => dueIds.has(r.id)));
       for (const r of due) if (r.seq > frontier) frontier = r.seq;
       return false;
     }
@@ -167,10 +175,22 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
         schedule(Math.max(pollMs, 250));
       });
   };
+  let immediate: NodeJS.Immediate | null = null;
   const schedule = (ms: number) => {
     if (stopped) return;
     if (timer) clearTimeout(timer);
-    timer = setTimeout(loop, ms);
+    timer = null;
+    if (ms > 0) {
+      if (immediate) return; // a scan is already due at once
+      timer = setTimeout(loop, ms);
+      return;
+    }
+    // At once: the next turn of the event loop (a 0 ms timer waits for the timers phase, ~1 ms).
+    if (immediate) return;
+    immediate = setImmediate(() => {
+      immediate = null;
+      loop();
+    });
   };
   /** A commit of outbox rows: scan now, or right after the scan under way. */
   const wake = () => {
@@ -193,6 +213,7 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      if (immediate) clearImmediate(immediate);
       await listener.close();
       await running;
       // Hand the lease over at once rather than after it runs out.

@@ -10,10 +10,12 @@ import { statement } from '@teamchat/db';
  * Fan-out, read side, for a batch of events: those still unrelayed (seq order), each with its
  * account's endpoints enabled since it was raised. $1 event ids.
  */
-export const FANOUT_READ = statement<{
+export type FanOutRead = {
   id: string; seq: string; account_id: string; type: string; channel_id: string | null; data: unknown; created_at: Date; relayed_at: Date | null;
   endpoints: Array<{ id: string; payload: string; events: string[]; all_channels: boolean; channel_ids: string[] }>;
-}>('webhook_fanout_read_many', `
+};
+/** An event as the fan-out reads it: its columns and its account's endpoints enabled since it was raised. */
+const FANOUT_READ_COLUMNS = `
   SELECT e.id, e.seq, e.account_id, e.type, e.channel_id, e.data, e.created_at, e.relayed_at,
          COALESCE((
            SELECT json_agg(json_build_object('id', w.id, 'payload', w.payload, 'events', w.events, 'all_channels', w.all_channels, 'channel_ids', w.channel_ids) ORDER BY w.seq)
@@ -21,9 +23,19 @@ export const FANOUT_READ = statement<{
             WHERE w.account_id = e.account_id AND w.enabled AND w.deleted_at IS NULL
               AND w.enabled_at IS NOT NULL AND w.enabled_at <= e.created_at
          ), '[]'::json) AS endpoints
-    FROM events e
+    FROM events e`;
+export const FANOUT_READ = statement<FanOutRead>('webhook_fanout_read_many', `${FANOUT_READ_COLUMNS}
    WHERE e.id = ANY($1::text[]) AND e.relayed_at IS NULL
    ORDER BY e.seq`);
+
+/**
+ * The relay's scan and the fan-out's read in one (a relay that is caught up fans its scan out
+ * itself, relay.ts): unrelayed events in seq order after seq $2, as FANOUT_READ reads them.
+ * $1 rows at most, $3 only these accounts' events (tests sharing one database) or NULL.
+ */
+export const UNRELAYED_READ = statement<FanOutRead>('webhook_unrelayed_read', `${FANOUT_READ_COLUMNS}
+   WHERE e.relayed_at IS NULL AND e.seq > $2 AND ($3::text[] IS NULL OR e.account_id = ANY($3::text[]))
+   ORDER BY e.seq LIMIT $1`);
 
 /**
  * Fan-out, write side, for a batch, in one statement: marks the events relayed, only those still
@@ -98,16 +110,24 @@ export const UNRELAYED = statement<{ id: string; seq: string }>('webhook_unrelay
   SELECT id, seq FROM events WHERE relayed_at IS NULL AND seq > $2 ORDER BY seq LIMIT $1`);
 
 /**
- * The claim of attempts (spec: no two workers attempt one delivery at once): each row of $1 that
- * is still open, due and not under a live claim is claimed until $2. One row for a single
- * attempt, several for a batch round. $1 ids, $2 until, $3 now.
+ * The claim stage in one statement (spec: no two workers attempt one delivery at once): claims
+ * the rows of $1 that are open, due and not under a live claim until $2, and answers each claimed row with everything its attempt needs, as
+ * it is now (the row, its endpoint, its account, its body), for the pipeline to judge with the
+ * one eligibility rule. Rows it did not claim are not answered. $1 ids, $2 until, $3 now.
  */
-export const CLAIM = statement<{ id: string }>('webhook_claim', `
-  UPDATE webhook_deliveries SET claimed_until = $2
-   WHERE id = ANY($1::text[]) AND status IN ('pending', 'retrying')
-     AND (next_retry_at IS NULL OR next_retry_at <= $3)
-     AND (claimed_until IS NULL OR claimed_until < $3)
-  RETURNING id`);
+export const CLAIM_AND_READ = statement<{ row: Record<string, unknown>; endpoint: Record<string, unknown>; account_id: string; plan: string; state: string; body: string }>('webhook_claim_and_read', `
+  WITH claimed AS (
+    UPDATE webhook_deliveries SET claimed_until = $2
+     WHERE id = ANY($1::text[]) AND status IN ('pending', 'retrying')
+       AND (next_retry_at IS NULL OR next_retry_at <= $3)
+       AND (claimed_until IS NULL OR claimed_until < $3)
+    RETURNING *
+  )
+  SELECT row_to_json(c) AS row, row_to_json(w) AS endpoint, a.id AS account_id, a.plan, a.state, b.body
+    FROM claimed c
+    JOIN webhook_endpoints w ON w.id = c.endpoint_id
+    JOIN accounts a ON a.id = c.account_id
+    JOIN webhook_bodies b ON b.id = c.body_id`);
 
 /**
  * The common outcome in one statement: 2xx answers within the slow bar close their rows

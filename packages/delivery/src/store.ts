@@ -1,8 +1,8 @@
 import {
-  accounts, and, eq, inArray, runStatement, sql, webhookBodies, webhookDeliveries, webhookEndpoints, type Executor,
+  accounts, and, eq, getTableColumns, inArray, runStatement, sql, webhookBodies, webhookDeliveries, webhookEndpoints, type Executor,
 } from '@teamchat/db';
 import { isSuccess } from './send';
-import { CLAIM, CLOSE_DELIVERED, OPEN_ROWS_OF_ACCOUNT, RELEASE_CLAIMS } from './statements';
+import { CLAIM_AND_READ, CLOSE_DELIVERED, OPEN_ROWS_OF_ACCOUNT, RELEASE_CLAIMS } from './statements';
 import {
   isRetryableConflict, newId, OPEN_STATUSES, SLOW_MEDIAN_MS, type DeliveryContext, type DeliveryKind, type DeliveryRow, type DeliveryStatus,
 } from '@teamchat/core';
@@ -37,6 +37,30 @@ export async function loadDeliveryContexts(db: Executor, deliveryIds: readonly s
   return new Map(found.map((c) => [c.row.id, c]));
 }
 
+/**
+ * The claim stage in one round trip: claims the rows of `ids` that are open, due and not under a
+ * live claim until `until`, and answers each claimed row as it is now with everything its
+ * attempt needs (CLAIM_AND_READ). A row not claimed is not answered.
+ */
+export async function claimAndReadDeliveries(db: Executor, ids: readonly string[], now: Date, until: Date): Promise<Map<string, DeliveryContext>> {
+  if (ids.length === 0) return new Map();
+  const rows = await runStatement(db, CLAIM_AND_READ, [ids, until, now]);
+  return new Map(rows.map((r) => {
+    const row = fromJson(webhookDeliveries, r.row) as DeliveryContext['row'];
+    return [row.id, { row, endpoint: fromJson(webhookEndpoints, r.endpoint) as DeliveryContext['endpoint'], account: { id: r.account_id, plan: r.plan, state: r.state }, body: r.body }];
+  }));
+}
+
+/** A table's row as `row_to_json` gives it (column names, JSON values), mapped as Drizzle maps a selected row. */
+function fromJson(table: typeof webhookDeliveries | typeof webhookEndpoints, json: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, column] of Object.entries(getTableColumns(table))) {
+    const value = json[column.name];
+    out[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+  }
+  return out;
+}
+
 /** Open, due, unclaimed rows of one account, oldest first (a full lane's refill). */
 export async function openRowsOfAccount(db: Executor, accountId: string, now: Date, limit: number): Promise<Array<{ id: string; accountId: string; endpointId: string }>> {
   return (await runStatement(db, OPEN_ROWS_OF_ACCOUNT, [accountId, now, limit])).map((r) => ({ id: r.id, accountId, endpointId: r.endpoint_id }));
@@ -56,16 +80,6 @@ export async function loadRowHeads(db: Executor, deliveryIds: readonly string[])
     .where(inArray(webhookDeliveries.id, [...deliveryIds]));
   return new Map(rows.map((r) => [r.id, r]));
 }
-
-/**
- * Claims open, due rows for their attempts until `until`: no two workers attempt a row at once.
- * An expired claim (its worker died) may be taken again: at-least-once. One named statement for
- * any number of rows (one attempt, or a batch round); answers the ids it claimed.
- */
-export async function claimDeliveries(db: Executor, ids: readonly string[], now: Date, until: Date): Promise<Set<string>> {
-  return new Set((await runStatement(db, CLAIM, [ids, until, now])).map((r) => r.id));
-}
-
 
 /** Whether an attempt's answer closes its row by the one-statement path: a 2xx within the slow bar (no retry, no disabling, no slow check). */
 export function deliveredQuickly(sent: { status: number | null; latencyMs: number | null }): sent is { status: number; latencyMs: number } {
@@ -144,12 +158,15 @@ export async function closeAttempt(
   return rows.length === 1;
 }
 
-/** A row that never gets its attempt (its endpoint was disabled or deleted): `dead`, no further attempt. */
-export async function closeWithoutAttempt(db: Executor, deliveryId: string, error: string, now: Date): Promise<boolean> {
+/**
+ * A row that never gets its attempt (its endpoint was disabled or deleted): `dead`, no further
+ * attempt. Under `claim` when the caller claimed it; otherwise only while no live claim is on it.
+ */
+export async function closeWithoutAttempt(db: Executor, deliveryId: string, error: string, now: Date, claim?: Date): Promise<boolean> {
   const rows = await db
     .update(webhookDeliveries)
     .set({ status: 'dead', error, nextRetryAt: null, claimedUntil: null, attemptedAt: null })
-    .where(and(
+    .where(claim ? ours(deliveryId, claim) : and(
       eq(webhookDeliveries.id, deliveryId),
       inArray(webhookDeliveries.status, [...OPEN_STATUSES]),
       sql`(${webhookDeliveries.claimedUntil} IS NULL OR ${webhookDeliveries.claimedUntil} < ${now})`,

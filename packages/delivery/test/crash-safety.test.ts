@@ -85,11 +85,13 @@ test('a worker killed (SIGKILL) mid-fan-out: another worker takes the fan-out jo
   await locker.connect();
   try {
     const s = await scene(h);
-    // Hold the delivery log against writes: the fan-out's write statement (it inserts the
-    // deliveries) waits for the table, so the worker is caught inside its fan-out job, with the
-    // job active under its BullMQ lock, before anything of that statement is written.
+    // Hold the stored bodies against writes: the fan-out's write statement (it inserts the
+    // bodies with the deliveries) waits for the table, so the worker is caught inside its fan-out
+    // job, with the job active under its BullMQ lock, before anything of that statement is
+    // written. (Not the delivery log itself: a starting worker's warm-up runs the attempt
+    // pipeline's claim, an UPDATE of no row, which would wait for it too.)
     await locker.query('BEGIN');
-    await locker.query('LOCK TABLE webhook_deliveries IN SHARE MODE');
+    await locker.query('LOCK TABLE webhook_bodies IN SHARE MODE');
     const first = await worker(h);
     await post(s.a.ownerApi, s.ch, { text: 'fanned out by a worker that dies' });
     const blocked = await eventually(async () => {

@@ -1,5 +1,5 @@
-import { vetWebhookUrl, getMemberByEmail, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
-import { Dispatcher, WebhookTransport, acquireInFlightSlots, closeDelivered, fanOutEvents, runPipeline, type AttemptOutcome } from '../src';
+import { vetWebhookUrl, getMemberByEmail, inFlightKey, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
+import { Dispatcher, SLOT_HANDOFF_MS, WebhookTransport, acquireInFlightSlots, closeDelivered, fanOutEvents, runPipeline, type AttemptOutcome } from '../src';
 import { eq, inArray, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
@@ -405,6 +405,51 @@ test('an endpoint whose last attempt failed gets one attempt at a time (a probe)
     await eventually(async () => outcomes.length === 18, 20_000, 'eight more deliveries recorded');
     expect(rx.maxInFlight).toBe(4);
   } finally {
+    await d.close();
+    await rx.close();
+  }
+});
+
+test('a slot that came off the wire goes straight to the account\'s next row (no round trip to Redis), for at most SLOT_HANDOFF_MS after Redis granted it; the cap holds throughout', async () => {
+  const rx = await startReceiver();
+  const a = await messagingAccount(h); // cap 4
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: rx.url('/handoff'), events: ['message.posted'] });
+  const db = h.deps.database.db;
+  const bodyId = newId('webhookBody');
+  await db.insert(webhookBodies).values({ id: bodyId, accountId: a.accountId, eventId: newId('event'), eventType: 'message.posted', mode: 'pointers', body: '{}' });
+  const rows = Array.from({ length: 240 }, () => ({ id: newId('delivery'), accountId: a.accountId, endpointId: ep.id }));
+  await db.insert(webhookDeliveries).values(rows.map((r) => ({
+    id: r.id, chainId: r.id, attempt: 1, status: 'pending', kind: 'event', accountId: a.accountId, endpointId: ep.id,
+    eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: new Date(),
+  })));
+  const outcomes: AttemptOutcome[] = [];
+  const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o));
+  // The account's leases as Redis holds them, sampled while the rows go out.
+  const key = inFlightKey(h.deps.config, a.accountId);
+  const tokens = new Set<string>();
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      for (const t of await h.deps.redis.zrange(key, 0, -1)) tokens.add(t);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  })();
+  try {
+    // 240 rows, 4 at a time, ~60 ms each: about 3.6 s on the wire, past SLOT_HANDOFF_MS.
+    rx.fallback = { status: 200, delayMs: 60 };
+    const started = Date.now();
+    expect(d.submit(rows)).toBe(240);
+    await eventually(async () => outcomes.length === 240, 25_000, 'every row recorded');
+    const took = Date.now() - started;
+    expect(outcomes.every((o) => o.kind === 'done' && o.status === 'delivered')).toBe(true);
+    expect(rx.maxInFlight).toBe(4);
+    // Each lease served many attempts (handed on), yet none lived past its window: the slots went
+    // back to Redis and were taken again at least once per SLOT_HANDOFF_MS of sending.
+    expect(tokens.size).toBeLessThan(40);
+    expect(tokens.size).toBeGreaterThanOrEqual(4 * Math.floor(took / (SLOT_HANDOFF_MS + 500)) + 4);
+  } finally {
+    sampling = false;
+    await sampler;
     await d.close();
     await rx.close();
   }

@@ -120,18 +120,15 @@ export async function purgeDeliveryLog(db: Executor, before: Date, batch = 5000,
       continue;
     }
     const rows = await db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM ${sql.identifier(p.name)}`);
-    try {
-      await db.transaction(async (tx) => {
-        await tx.execute(sql.raw(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`));
-        await tx.execute(sql`ALTER TABLE webhook_deliveries DETACH PARTITION ${sql.identifier(p.name)}`);
-        await tx.execute(sql`DROP TABLE ${sql.identifier(p.name)}`);
-      });
-      purged += Number(rows.rows[0]?.n ?? 0);
-    } catch (err) {
-      // lock_not_available: busy log; the next pass tries again
-      if ((err as { code?: string }).code !== '55P03') throw err;
-    }
+    // Detached, then dropped, in two transactions: dropping a partition still attached locks the
+    // tables it references (webhook_bodies) while the detach holds the log, and a delivery
+    // statement holding those in the other order (it reads the log and the bodies) deadlocked
+    // with it. Once detached, no statement of the log reaches the table.
+    if (!(await withLockTimeout(db, lockTimeoutMs, sql`ALTER TABLE webhook_deliveries DETACH PARTITION ${sql.identifier(p.name)}`))) continue;
+    purged += Number(rows.rows[0]?.n ?? 0);
   }
+  // Partitions detached here (now or by an earlier pass whose drop was cut short) are dropped.
+  for (const name of await detachedLogPartitions(db)) await withLockTimeout(db, lockTimeoutMs, sql`DROP TABLE ${sql.identifier(name)}`);
   purged += await deleteClosedRows(db, sql.identifier('webhook_deliveries_default'), before, batch);
   await db.execute(sql`
     DELETE FROM webhook_bodies b WHERE b.id IN (
@@ -141,6 +138,30 @@ export async function purgeDeliveryLog(db: Executor, before: Date, batch = 5000,
        LIMIT ${batch})`);
   await db.execute(sql`DELETE FROM webhook_endpoint_hours WHERE hour < ${before}`);
   return purged;
+}
+
+/** Runs one DDL statement waiting at most `lockTimeoutMs` for its locks: false when it could not have them (busy; the next pass tries again). */
+async function withLockTimeout(db: Executor, lockTimeoutMs: number, statement: ReturnType<typeof sql>): Promise<boolean> {
+  try {
+    await db.transaction(async (tx) => {
+      await tx.execute(sql.raw(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`));
+      await tx.execute(statement);
+    });
+    return true;
+  } catch (err) {
+    // lock_not_available (lock_timeout) or deadlock_detected: the log is busy
+    if ((err as { code?: string }).code === '55P03' || (err as { code?: string }).code === '40P01') return false;
+    throw err;
+  }
+}
+
+/** Weekly partitions of the log that are no longer attached to it (detached by the purge, not yet dropped). */
+async function detachedLogPartitions(db: Executor): Promise<string[]> {
+  const r = await db.execute<{ name: string }>(sql`
+    SELECT c.relname AS name FROM pg_class c
+     WHERE c.relkind = 'r' AND c.relname LIKE 'webhook_deliveries_w%' AND c.relnamespace = current_schema()::regnamespace
+       AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)`);
+  return r.rows.map((x) => x.name).filter((n) => PARTITION_NAME.test(n));
 }
 
 /** Deletes closed rows older than `before` from one partition, a batch at a time (at most 20 batches a pass). */
