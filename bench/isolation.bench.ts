@@ -132,7 +132,11 @@ export default async function isolationBench(ctx: BenchContext): Promise<BenchRe
       });
       // A's backlog ends here: endpoint off, open rows closed (the worker skips them as closed).
       await db.execute(sql`UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'manual', disabled_at = now() WHERE id = ${a.endpointId}`);
-      await db.execute(sql`UPDATE webhook_deliveries SET status = 'dead', error = 'bench: closed', claimed_until = NULL WHERE account_id = ${a.accountId} AND status IN ('pending', 'retrying')`);
+      // 100,000 rows (and the log's rollup trigger over them): past the pool's statement bound on a slow machine.
+      await db.transaction(async (tx) => {
+        await tx.execute(sql`SET LOCAL statement_timeout = 0`);
+        await tx.execute(sql`UPDATE webhook_deliveries SET status = 'dead', error = 'bench: closed', claimed_until = NULL WHERE account_id = ${a.accountId} AND status IN ('pending', 'retrying')`);
+      });
     }
     return {
       title: `Isolation between accounts: B posts ${RATE}/s to a healthy receiver while A's ${BACKLOG} deliveries wait on a broken one (1 worker, limits on)`,

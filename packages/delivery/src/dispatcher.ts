@@ -387,10 +387,13 @@ export class Dispatcher {
     // its record work (a transaction each) within its own slots. The row stays claimed until it
     // is recorded, and known here until then (a wake-up of it queues nothing).
     const released = new Set<Item>();
-    const release = (item: Item) => {
+    // handOn: the slot came off a quick 2xx and may go straight to the account's next row; a slot
+    // held through a recorded failure goes back to Redis (a failing receiver's probes keep the
+    // pace of a give-back and an ask, and take no more of the worker).
+    const release = (item: Item, handOn = false) => {
       if (released.has(item)) return;
       released.add(item);
-      if (this.handOff(item)) return;
+      if (handOn && this.handOff(item)) return;
       // The lane counts the slot as held until Redis has it back: a pump in between would ask
       // for a slot Redis still counts, get fewer than it asked for, and pause the lane.
       void this.releases.add(item.slot).finally(() => {
@@ -421,7 +424,7 @@ export class Dispatcher {
         .finally(() => finish(b));
     }
     if (batch.length === 0) return;
-    runPipeline(this.deps, this.transport, batch.map((b) => b.row.id), (k) => release(batch[k])).then(
+    runPipeline(this.deps, this.transport, batch.map((b) => b.row.id), (k) => release(batch[k], true)).then(
       (outcomes) => {
         outcomes.forEach((p, k) => {
           p.then(
