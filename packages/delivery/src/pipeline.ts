@@ -2,7 +2,7 @@ import { Coalescer } from './coalesce';
 import { acquireInFlightSlot, type Lease } from './in-flight';
 import { answerError, isSuccess, prepareEndpoint, sendPrepared, type PreparedEndpoint, type SendResult } from './send';
 import {
-  claimAndReadDeliveries, closeAttempt, closeDelivered, closeWithoutAttempt, deferForUnits, deliveredQuickly, insertRetry, loadDeliveryContexts, releaseClaims,
+  claimAndReadDeliveries, closeAttempt, closeDelivered, closeWithoutAttempt, deferForUnits, deliveredQuickly, insertRetry, loadDeliveryContexts, releaseClaims, retryOnConflict,
 } from './store';
 import type { WebhookTransport } from './transport';
 import { chargeDeliveryUnits, type DeliveryCharge } from './units';
@@ -265,15 +265,21 @@ export async function record(deps: Deps, ctx: DeliveryContext, claim: Date, sent
       retryAt = new Date(now.getTime() + delay);
     }
   }
-  const result = await deps.database.db.transaction(async (tx) => {
+  // The attempt was made: it must be recorded, or its row would be attempted again once its claim
+  // lapses. A deadlock (another attempt of the endpoint recording or disabling it, which locks
+  // the endpoint and its open rows in the other order) is PostgreSQL choosing a victim, not a
+  // verdict: the transaction, atomic and fenced on the claim, is run again.
+  const result = await retryOnConflict(() => deps.database.db.transaction(async (tx) => {
+    let disabling = disable;
     const closed = await closeAttempt(tx, { deliveryId: row.id, claim, status: status as 'delivered', responseStatus: sent.status, latencyMs: sent.latencyMs, error, now });
     if (!closed) return null;
     const next = retryAt ? { id: await insertRetry(tx, row, retryAt), accountId: row.accountId, at: retryAt } : null;
     if (receiverAnswered) await recordHealth(tx, endpoint.id, ok, now);
-    if (!disable && endpoint.enabled && (await isSlow(tx, endpoint.id, sent.latencyMs))) disable = 'slow';
-    const disabled = disable ? await autoDisable(tx, endpoint.id, disable, now) : false;
-    return { next: disabled ? null : next, disabled };
-  });
+    if (!disabling && endpoint.enabled && (await isSlow(tx, endpoint.id, sent.latencyMs))) disabling = 'slow';
+    const disabled = disabling ? await autoDisable(tx, endpoint.id, disabling, now) : false;
+    return { next: disabled ? null : next, disabled, reason: disabling };
+  }));
+  if (result) disable = result.reason;
   if (!result) return skip(row.id);
   observeAttempt(deps, row, status, sent.latencyMs, now);
   if (result.disabled && disable) {

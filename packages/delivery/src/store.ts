@@ -101,20 +101,26 @@ export async function closeDelivered(
     rows.map((x) => x.deliveryId), rows.map((x) => x.claim), rows.map((x) => x.responseStatus), rows.map((x) => x.latencyMs), now, new Date(now.getTime() - 1000),
   ];
   // The attempts were made: their rows must be closed, or a single attempt would send them
-  // again. A deadlock or serialization failure is PostgreSQL choosing a victim, not a verdict:
-  // the statement (atomic, fenced on the claims) is run again.
+  // again. The statement is atomic and fenced on the claims: run again on a deadlock.
+  const [r] = await retryOnConflict(() => runStatement(db, CLOSE_DELIVERED, params));
+  return new Set(r.ids);
+}
+
+/**
+ * Runs `work` (one statement or one transaction, atomic) again when PostgreSQL aborted it as a
+ * deadlock or serialization victim, which is PostgreSQL choosing a victim, not a verdict; up to
+ * 5 times in all.
+ */
+export async function retryOnConflict<T>(work: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      const [r] = await runStatement(db, CLOSE_DELIVERED, params);
-      return new Set(r.ids);
+      return await work();
     } catch (err) {
-      if (attempt >= CLOSE_ATTEMPTS || !isRetryableConflict(err)) throw err;
+      if (attempt >= 5 || !isRetryableConflict(err)) throw err;
       await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.floor(Math.random() * 10)));
     }
   }
 }
-
-const CLOSE_ATTEMPTS = 5;
 
 /** Gives back `claim` on the rows of `ids` still open under it (a batch's rows it did not attempt). */
 export async function releaseClaims(db: Executor, ids: readonly string[], claim: Date): Promise<number> {

@@ -1,5 +1,6 @@
 import { vetWebhookUrl, getMemberByEmail, inFlightKey, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
-import { Dispatcher, SLOT_HANDOFF_MS, WebhookTransport, acquireInFlightSlots, closeDelivered, fanOutEvents, runPipeline, type AttemptOutcome } from '../src';
+import { Client } from 'pg';
+import { Dispatcher, SLOT_HANDOFF_MS, WebhookTransport, acquireInFlightSlots, claimAndReadDeliveries, closeDelivered, fanOutEvents, record, runPipeline, type AttemptOutcome } from '../src';
 import { eq, inArray, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
@@ -452,5 +453,38 @@ test('a slot that came off the wire goes straight to the account\'s next row (no
     await sampler;
     await d.close();
     await rx.close();
+  }
+});
+
+test('an attempt\'s record chosen as a deadlock victim is run again: the attempt is recorded (failed, its retry scheduled), never left for the sweep to send again', async () => {
+  const a = await messagingAccount(h);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/deadlock'), events: ['message.posted'] });
+  const pg = h.deps.database.db;
+  const bodyId = newId('webhookBody');
+  await pg.insert(webhookBodies).values({ id: bodyId, accountId: a.accountId, eventId: newId('event'), eventType: 'message.posted', mode: 'pointers', body: '{}' });
+  const id = newId('delivery');
+  await pg.insert(webhookDeliveries).values({
+    id, chainId: id, attempt: 1, status: 'pending', kind: 'event', accountId: a.accountId, endpointId: ep.id, eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: new Date(),
+  });
+  const claim = new Date(Date.now() + 15_000);
+  const ctx = (await claimAndReadDeliveries(pg, [id], new Date(), claim)).get(id)!;
+  // Another transaction holds the endpoint (as an attempt of it recording or disabling it does)…
+  const other = new Client({ connectionString: db.url });
+  await other.connect();
+  try {
+    await other.query('BEGIN');
+    await other.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [ep.id]);
+    // …while the record closes the row and then waits for the endpoint (its health) …
+    const recorded = record(h.deps, ctx, claim, { status: 500, latencyMs: 12, error: null });
+    await new Promise((r) => setTimeout(r, 300));
+    // … and the other one then waits for the row: a cycle; PostgreSQL aborts the first waiter (the record).
+    const otherDone = other.query('UPDATE webhook_deliveries SET error = error WHERE id = $1', [id]).then(() => other.query('COMMIT'));
+    const outcome = await recorded;
+    await otherDone;
+    expect(outcome).toMatchObject({ kind: 'done', status: 'failed', responseStatus: 500 });
+    const rows = await deliveriesOf(h, ep.id);
+    expect(rows.map((r) => r.status).sort()).toEqual(['failed', 'retrying']);
+  } finally {
+    await other.end();
   }
 });
