@@ -94,7 +94,7 @@ test('the worker process: its operations port answers /readyz 503 until the engi
     await deps.warmth.run(engineWarmUp(deps), deps.logger);
     expect((await fetch(`http://127.0.0.1:${ops.port}/readyz`)).status).toBe(200);
     for (const names of await preparedPerConnection(deps)) {
-      for (const name of ['webhook_fanout_read_many', 'webhook_fanout_write', 'webhook_claim', 'webhook_close_delivered_claims']) expect(names.has(name)).toBe(true);
+      for (const name of ['webhook_fanout_read_many', 'webhook_fanout_write', 'webhook_claim_and_read', 'webhook_unrelayed_read', 'webhook_close_delivered_claims']) expect(names.has(name)).toBe(true);
     }
   } finally {
     await ops.close();
