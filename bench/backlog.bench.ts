@@ -326,6 +326,17 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
     const missing = ids.length - byEvent.size;
     const twice = [...byEvent.values()].filter((n) => n > 1).length;
     const liveLat = latencies(arrivals, live);
+    // Where in the drain the new events' tail is: their p99 per sample window (by the post's 2xx).
+    const liveByKey = new Map(live.map((p) => [p.key, p.answeredAt]));
+    const liveTimed = arrivals.filter((a) => liveByKey.has(`${a.channel}|${a.ts}`)).map((a) => {
+      const answeredAt = liveByKey.get(`${a.channel}|${a.ts}`)!;
+      return { s: (answeredAt - drainStart) / 1000, ms: a.at - answeredAt };
+    });
+    samples.forEach((sample, i) => {
+      const from = i === 0 ? -Infinity : Number(samples[i - 1].s);
+      const inWindow = liveTimed.filter((x) => x.s >= from && x.s < Number(sample.s)).map((x) => x.ms).sort((x, y) => x - y);
+      sample['new events p50/p99 ms'] = inWindow.length ? `${r1(pct(inWindow, 50))}/${r1(pct(inWindow, 99))}` : '';
+    });
     const status = (await db.execute<{ status: string; n: string }>(sql`SELECT status, count(*) AS n FROM webhook_deliveries WHERE id LIKE ${`dlv_bk${tag}%`} GROUP BY status`)).rows;
     rows.push(
       { phase: `drain: ${ids.length} due at once, ${WORKERS} worker(s)`, 'deliveries/s': Math.round(drain), arrived: byEvent.size, note: `${r1((100 * drain) / steady)} % of steady state; last arrival ${r1(drainS)} s after the start; rows ${status.map((s) => `${s.status} ${s.n}`).join(', ')}` },
