@@ -179,7 +179,8 @@ export type Submitted = { kind: 'queued' } | { kind: 'full' } | { kind: 'wait'; 
  * in one script, for in-flight slots of every account with rows waiting and room under its share
  * (max(4, ceil(seats/25)), at most 16, shared across processes), and runs the attempt pipeline
  * over every row that got one, together. Each row gives its slot back when its own attempt is
- * recorded (a quick 2xx: as soon as it is answered), and the next ask follows at once. So an account's rows wait only for that account's
+ * recorded (a quick 2xx: as soon as it is answered, or straight to the account's next row while
+ * the slot is young: handOff), and the next ask follows at once. So an account's rows wait only for that account's
  * own slots: a receiver that hangs, fails or crawls occupies its own account's share and nothing
  * else: no other account's row waits behind it in a queue, a job, a batch or a round.
  *

@@ -15,7 +15,8 @@ import {
  * THE attempt pipeline (docs/webhooks.md "The delivery engine"): for N delivery rows, each
  * already holding one in-flight slot of its account,
  *
- *   claim (read the rows as they are now, judge each with `eligibility`, claim the sendable ones)
+ *   claim (claim the open, due rows and read them as they are now in one statement, judge each with
+ *   `eligibility` as the claim's holder; a row that must not go is closed or gives its claim back)
  *   → charge (one call unit per attempt on the seat of the endpoint's creator)
  *   → prepare (URL guard, secrets: once per endpoint) → send (sign, POST) → record.
  *
