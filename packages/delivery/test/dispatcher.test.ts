@@ -53,6 +53,19 @@ function dispatcher() {
   return { d, outcomes, run };
 }
 
+/** `n` pending first attempts of one endpoint, written straight into the log with one stored body (no event behind them). */
+async function pendingRows(accountId: string, endpointId: string, n: number): Promise<Array<{ id: string; accountId: string; endpointId: string }>> {
+  const db = h.deps.database.db;
+  const bodyId = newId('webhookBody');
+  await db.insert(webhookBodies).values({ id: bodyId, accountId, eventId: newId('event'), eventType: 'message.posted', mode: 'pointers', body: '{}' });
+  const rows = Array.from({ length: n }, () => ({ id: newId('delivery'), accountId, endpointId }));
+  await db.insert(webhookDeliveries).values(rows.map((r) => ({
+    id: r.id, chainId: r.id, attempt: 1, status: 'pending', kind: 'event', accountId, endpointId,
+    eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: new Date(),
+  })));
+  return rows;
+}
+
 const postedIds = async (accountId: string) => (await eventsOf(h, accountId)).filter((e) => e.type === 'message.posted').map((e) => e.id);
 
 test('a hanging receiver holds only its own account\'s slots: the other account\'s rows go out at once, the hung attempt records itself', async () => {
@@ -329,14 +342,7 @@ test.each([
   if (delayMs > 0) receiver.fallback = { status: 200, delayMs };
   const a = await messagingAccount(h);
   const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: receiver.url('/overflow'), events: ['message.posted'] });
-  const db = h.deps.database.db;
-  const bodyId = newId('webhookBody');
-  await db.insert(webhookBodies).values({ id: bodyId, accountId: a.accountId, eventId: newId('event'), eventType: 'message.posted', mode: 'pointers', body: '{}' });
-  const rows = Array.from({ length: 120 }, () => ({ id: newId('delivery'), accountId: a.accountId, endpointId: ep.id }));
-  await db.insert(webhookDeliveries).values(rows.map((r) => ({
-    id: r.id, chainId: r.id, attempt: 1, status: 'pending', kind: 'event', accountId: a.accountId, endpointId: ep.id,
-    eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: new Date(),
-  })));
+  const rows = await pendingRows(a.accountId, ep.id, 120);
   const d = new Dispatcher(h.deps, transport, () => undefined, { maxWaitingPerAccount: 20 });
   try {
     expect(d.submit(rows)).toBe(20); // the lane holds 20; the other 100 stay open in the database
@@ -377,17 +383,7 @@ test('an endpoint whose last attempt failed gets one attempt at a time (a probe)
   const rx = await startReceiver();
   const a = await messagingAccount(h);
   const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: rx.url('/probe'), events: ['message.posted'] });
-  const db = h.deps.database.db;
-  const bodyId = newId('webhookBody');
-  await db.insert(webhookBodies).values({ id: bodyId, accountId: a.accountId, eventId: newId('event'), eventType: 'message.posted', mode: 'pointers', body: '{}' });
-  const rowsOf = async (n: number) => {
-    const rows = Array.from({ length: n }, () => ({ id: newId('delivery'), accountId: a.accountId, endpointId: ep.id }));
-    await db.insert(webhookDeliveries).values(rows.map((r) => ({
-      id: r.id, chainId: r.id, attempt: 1, status: 'pending', kind: 'event', accountId: a.accountId, endpointId: ep.id,
-      eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: new Date(),
-    })));
-    return rows;
-  };
+  const rowsOf = (n: number) => pendingRows(a.accountId, ep.id, n);
   const outcomes: AttemptOutcome[] = [];
   const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o));
   try {
@@ -415,14 +411,7 @@ test('a slot that came off the wire goes straight to the account\'s next row (no
   const rx = await startReceiver();
   const a = await messagingAccount(h); // cap 4
   const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: rx.url('/handoff'), events: ['message.posted'] });
-  const db = h.deps.database.db;
-  const bodyId = newId('webhookBody');
-  await db.insert(webhookBodies).values({ id: bodyId, accountId: a.accountId, eventId: newId('event'), eventType: 'message.posted', mode: 'pointers', body: '{}' });
-  const rows = Array.from({ length: 240 }, () => ({ id: newId('delivery'), accountId: a.accountId, endpointId: ep.id }));
-  await db.insert(webhookDeliveries).values(rows.map((r) => ({
-    id: r.id, chainId: r.id, attempt: 1, status: 'pending', kind: 'event', accountId: a.accountId, endpointId: ep.id,
-    eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: new Date(),
-  })));
+  const rows = await pendingRows(a.accountId, ep.id, 240);
   const outcomes: AttemptOutcome[] = [];
   const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o));
   // The account's leases as Redis holds them, sampled while the rows go out.
@@ -460,12 +449,7 @@ test('an attempt\'s record chosen as a deadlock victim is run again: the attempt
   const a = await messagingAccount(h);
   const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/deadlock'), events: ['message.posted'] });
   const pg = h.deps.database.db;
-  const bodyId = newId('webhookBody');
-  await pg.insert(webhookBodies).values({ id: bodyId, accountId: a.accountId, eventId: newId('event'), eventType: 'message.posted', mode: 'pointers', body: '{}' });
-  const id = newId('delivery');
-  await pg.insert(webhookDeliveries).values({
-    id, chainId: id, attempt: 1, status: 'pending', kind: 'event', accountId: a.accountId, endpointId: ep.id, eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: new Date(),
-  });
+  const [{ id }] = await pendingRows(a.accountId, ep.id, 1);
   const claim = new Date(Date.now() + 15_000);
   const ctx = (await claimAndReadDeliveries(pg, [id], new Date(), claim)).get(id)!;
   // Another transaction holds the endpoint (as an attempt of it recording or disabling it does)…
