@@ -106,7 +106,7 @@ async function textReaders(tx: Executor, event: EventRow, endpointIds: string[])
  * relay that is caught up, which fans them out itself with no second read.
  */
 export async function unrelayedEventsRead(db: Executor, limit: number, accountIds?: readonly string[]): Promise<FanOutRead[]> {
-  return runStatement(db, UNRELAYED_READ, [limit, -1, accountIds ?? null]);
+  return runStatement(db, UNRELAYED_READ, [limit, accountIds ?? null]);
 }
 
 /**

@@ -97,7 +97,7 @@ export async function runPipeline(
     if (verdict.kind === 'send' && ctx) mine.push({ i, ctx });
     // Claimable only now (its claim lapsed, or it fell due, between the two statements): next time.
     else if (verdict.kind === 'send' || (verdict.kind === 'drop' && !ctx)) out[i] = Promise.resolve({ kind: 'wait', deliveryId: id, until: new Date(claimAt.getTime() + 500), reason: 'claimed' });
-    else if (verdict.kind === 'drop') out[i] = closeWithoutAttempt(db, id, verdict.error, claimAt, claim).then((closed) => (closed ? done(id, 'dead', null, null, verdict.error, null) : skip(id)));
+    else if (verdict.kind === 'drop') out[i] = closeWithoutAttempt(db, id, verdict.error, claim).then((closed) => (closed ? done(id, 'dead', null, null, verdict.error, null) : skip(id)));
     else {
       const outcome: AttemptOutcome = verdict.kind === 'wait'
         ? { kind: 'wait', deliveryId: id, until: verdict.until, reason: verdict.reason }

@@ -30,11 +30,11 @@ export const FANOUT_READ = statement<FanOutRead>('webhook_fanout_read_many', `${
 
 /**
  * The relay's scan and the fan-out's read in one (a relay that is caught up fans its scan out
- * itself, relay.ts): unrelayed events in seq order after seq $2, as FANOUT_READ reads them.
- * $1 rows at most, $3 only these accounts' events (tests sharing one database) or NULL.
+ * itself, relay.ts): unrelayed events from the start, in seq order, as FANOUT_READ reads them.
+ * $1 rows at most, $2 only these accounts' events (tests sharing one database) or NULL.
  */
 export const UNRELAYED_READ = statement<FanOutRead>('webhook_unrelayed_read', `${FANOUT_READ_COLUMNS}
-   WHERE e.relayed_at IS NULL AND e.seq > $2 AND ($3::text[] IS NULL OR e.account_id = ANY($3::text[]))
+   WHERE e.relayed_at IS NULL AND ($2::text[] IS NULL OR e.account_id = ANY($2::text[]))
    ORDER BY e.seq LIMIT $1`);
 
 /**

@@ -51,10 +51,13 @@ export async function claimAndReadDeliveries(db: Executor, ids: readonly string[
   }));
 }
 
+/** Each table's columns (key, column), listed once: fromJson runs for every row claimed. */
+const COLUMNS = new Map([webhookDeliveries, webhookEndpoints].map((t) => [t, Object.entries(getTableColumns(t))]));
+
 /** A table's row as `row_to_json` gives it (column names, JSON values), mapped as Drizzle maps a selected row. */
 function fromJson(table: typeof webhookDeliveries | typeof webhookEndpoints, json: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, column] of Object.entries(getTableColumns(table))) {
+  for (const [key, column] of COLUMNS.get(table)!) {
     const value = json[column.name];
     out[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
   }
@@ -165,18 +168,14 @@ export async function closeAttempt(
 }
 
 /**
- * A row that never gets its attempt (its endpoint was disabled or deleted): `dead`, no further
- * attempt. Under `claim` when the caller claimed it; otherwise only while no live claim is on it.
+ * A row that never gets its attempt (its endpoint was disabled or deleted), closed under the
+ * claim the pipeline took on it: `dead`, no further attempt.
  */
-export async function closeWithoutAttempt(db: Executor, deliveryId: string, error: string, now: Date, claim?: Date): Promise<boolean> {
+export async function closeWithoutAttempt(db: Executor, deliveryId: string, error: string, claim: Date): Promise<boolean> {
   const rows = await db
     .update(webhookDeliveries)
     .set({ status: 'dead', error, nextRetryAt: null, claimedUntil: null, attemptedAt: null })
-    .where(claim ? ours(deliveryId, claim) : and(
-      eq(webhookDeliveries.id, deliveryId),
-      inArray(webhookDeliveries.status, [...OPEN_STATUSES]),
-      sql`(${webhookDeliveries.claimedUntil} IS NULL OR ${webhookDeliveries.claimedUntil} < ${now})`,
-    ))
+    .where(ours(deliveryId, claim))
     .returning({ id: webhookDeliveries.id });
   return rows.length === 1;
 }

@@ -361,6 +361,8 @@ describe('account states (docs/webhooks.md: deliveries wait while read-only or s
     await new Promise((r) => setTimeout(r, 500));
     expect((await chainOf(ep.id))[0].status).toBe('pending');
     expect(mine()).toHaveLength(0);
+    // The pipeline claimed it to read it; a row that waits gives its claim back (nothing holds it meanwhile).
+    expect((await rowById(rows[0].id)).claimedUntil).toBeNull();
     await h.deps.database.db.transaction((tx) => setAccountState(tx, a.accountId, 'active'));
     // The row's wake-up job looks again after a minute; promote it as the sweep does for a row overdue by its grace.
     const wakeUp = await eventually(async () => (await webhookQueuesFor(h.deps).delivery.getDelayed()).find((j) => j.data.deliveryId === rows[0].id), 5_000, 'the wake-up job');

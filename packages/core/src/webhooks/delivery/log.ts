@@ -1,6 +1,7 @@
 import { sql, type Db, type Executor } from '@teamchat/db';
 import type { DeliveryRow } from './rows';
 import { DELIVERY_LOG_RETENTION_MS } from './schedule';
+import { sqlStateOf } from '../../errors';
 
 /** One entry of GET .../webhooks/{endpointId}/deliveries (docs/webhooks.md lists the fields). */
 export interface DeliveryView {
@@ -150,7 +151,8 @@ async function withLockTimeout(db: Executor, lockTimeoutMs: number, statement: R
     return true;
   } catch (err) {
     // lock_not_available (lock_timeout) or deadlock_detected: the log is busy
-    if ((err as { code?: string }).code === '55P03' || (err as { code?: string }).code === '40P01') return false;
+    const code = sqlStateOf(err);
+    if (code === '55P03' || code === '40P01') return false;
     throw err;
   }
 }
