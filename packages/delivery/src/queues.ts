@@ -10,9 +10,10 @@ import { queuePrefix, type Deps } from '@teamchat/core';
  *   (and an event handed over twice in different batches still fans out once: fan-out.ts).
  * - delivery: wake-ups (docs/webhooks.md "Wake-ups"). A retry due at least
  *   ACCOUNT_WAKE_UP_AHEAD_MS ahead, and an account the sweep found rows of, wake the ACCOUNT in
- *   a second: jobId = account + the second, so all its retries due in one second are one job,
+ *   a second (in a 10 s step for a retry 5 min or more ahead): jobId = account + the second (or
+ *   step), so all its retries due in one second (step) are one job,
  *   and the job makes its process's dispatcher read the account's due rows from the database
- *   (an hour-long outage's 720,000 retries are a few thousand jobs, not 720,000). A retry due
+ *   (an hour-long outage's 720,000 retries are 360 jobs per account, not 720,000). A retry due
  *   sooner, and a row that must wait a moment, wake their ROW: jobId = the row id (or the row
  *   and its time), and the job hands that row to the dispatcher.
  */
@@ -47,12 +48,27 @@ export type DeliveryMessage = { deliveryId: string; accountId?: undefined } | { 
  * are all due when it runs. Sooner retries (short schedules) keep a job of their own.
  */
 export const ACCOUNT_WAKE_UP_AHEAD_MS = 5000;
-/** The account wake-up of `at`'s second (rounded up: every row due in that second is due by then). */
-function accountWakeUp(accountId: string, at: number): { jobId: string; at: number } {
+/**
+ * A retry due at least this far ahead wakes its account for a step of ACCOUNT_WAKE_UP_COARSE_STEP_MS,
+ * not of a second: one job per account per 10 s of retries. The schedule's later retries
+ * (5 min … 24 h) then go at most 10 s late (3 % of the shortest of them), and an outage's backlog
+ * of retries is a tenth of the jobs: fewer to keep in Redis and fewer to take when they all fall
+ * due at once (workers back after an outage). A row is never later than the sweep's grace
+ * (maintenance.ts OVERDUE_GRACE_MS, also 10 s) would allow anyway.
+ */
+export const ACCOUNT_WAKE_UP_COARSE_AHEAD_MS = 5 * 60_000;
+export const ACCOUNT_WAKE_UP_COARSE_STEP_MS = 10_000;
+
+/** The account wake-up of the step `at` falls in (rounded up: every row due in that step is due by then). */
+function accountWakeUp(accountId: string, at: number, aheadMs: number): { jobId: string; at: number } {
+  if (aheadMs >= ACCOUNT_WAKE_UP_COARSE_AHEAD_MS) {
+    // Its own id form (the step's end in seconds, then "s"), apart from the one-second wake-ups'.
+    const end = Math.ceil(at / ACCOUNT_WAKE_UP_COARSE_STEP_MS) * ACCOUNT_WAKE_UP_COARSE_STEP_MS;
+    return { jobId: `account-${accountId}-${end / 1000}s`, at: end };
+  }
   const second = Math.ceil(at / 1000);
   return { jobId: `account-${accountId}-${second}`, at: second * 1000 };
 }
-
 
 /** Jobs are removed when done, so the sweep may add a row's job again whenever its row is still open. */
 const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: true, attempts: 5, backoff: { type: 'exponential', delay: 1000 } } as const;
@@ -97,9 +113,10 @@ export class WebhookQueues {
   }
 
   /**
-   * Wakes a worker for each retry row at its time: its account's wake-up for that second when
-   * it is due at least ACCOUNT_WAKE_UP_AHEAD_MS ahead (one job for all the account's retries of
-   * that second), else the row's own job. Idempotent while the jobs exist.
+   * Wakes a worker for each retry row at its time: its account's wake-up for that second (10 s
+   * step when 5 min or more ahead) when it is due at least ACCOUNT_WAKE_UP_AHEAD_MS ahead (one
+   * job for all the account's retries of that second or step), else the row's own job.
+   * Idempotent while the jobs exist.
    */
   async scheduleRetries(rows: ReadonlyArray<{ id: string; accountId: string; at: Date }>): Promise<void> {
     if (rows.length === 0) return;
@@ -108,7 +125,7 @@ export class WebhookQueues {
     for (const r of rows) {
       const at = r.at.getTime();
       if (at - now >= ACCOUNT_WAKE_UP_AHEAD_MS) {
-        const wake = accountWakeUp(r.accountId, at);
+        const wake = accountWakeUp(r.accountId, at, at - now);
         jobs.set(wake.jobId, { name: 'wake-account', data: { accountId: r.accountId }, opts: { ...JOB_OPTIONS, jobId: wake.jobId, delay: wake.at - now } });
       } else {
         jobs.set(r.id, { name: 'deliver', data: { deliveryId: r.id }, opts: { ...JOB_OPTIONS, jobId: r.id, delay: Math.max(0, at - now) } });
@@ -122,7 +139,7 @@ export class WebhookQueues {
     if (accountIds.length === 0) return;
     const now = this.deps.now().getTime();
     await this.delivery.addBulk(accountIds.map((accountId) => {
-      const wake = accountWakeUp(accountId, now);
+      const wake = accountWakeUp(accountId, now, 0);
       return { name: 'wake-account', data: { accountId }, opts: { ...JOB_OPTIONS, jobId: wake.jobId, delay: 0 } };
     }));
   }

@@ -1,4 +1,4 @@
-import { ACCOUNT_WAKE_UP_AHEAD_MS, Dispatcher, WebhookQueues, WebhookTransport, fanOutEvents, overdueAccounts, type AttemptOutcome } from '../src';
+import { ACCOUNT_WAKE_UP_AHEAD_MS, ACCOUNT_WAKE_UP_COARSE_AHEAD_MS, ACCOUNT_WAKE_UP_COARSE_STEP_MS, Dispatcher, WebhookQueues, WebhookTransport, fanOutEvents, overdueAccounts, type AttemptOutcome } from '../src';
 import { accounts, eq, inArray, webhookDeliveries } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
@@ -73,6 +73,31 @@ test('a retry due ahead wakes its account for its second: one job for all the ac
   expect(a.timestamp + a.delay).toBeGreaterThanOrEqual(second - 50);
   expect(a.timestamp + a.delay).toBeLessThanOrEqual(second + 50);
   expect(byId.get('dlv_wake_soon')!.data).toEqual({ deliveryId: 'dlv_wake_soon' });
+  await queues.delivery.obliterate({ force: true });
+});
+
+test('a retry due 5 min or more ahead wakes its account for a 10 s step: one job for the step\'s retries, due at its end', async () => {
+  const now = h.deps.now().getTime();
+  const step = ACCOUNT_WAKE_UP_COARSE_STEP_MS;
+  // A step's end half an hour ahead, and the step after it.
+  const end = Math.ceil((now + 30 * 60_000) / step) * step;
+  await queues.scheduleRetries([
+    { id: 'dlv_coarse_1', accountId: 'acc_coarse', at: new Date(end - step + 1) },
+    { id: 'dlv_coarse_2', accountId: 'acc_coarse', at: new Date(end - 4000) },
+    { id: 'dlv_coarse_3', accountId: 'acc_coarse', at: new Date(end) },
+    { id: 'dlv_coarse_4', accountId: 'acc_coarse', at: new Date(end + 1) },
+    // Just under 5 min ahead: still one-second wake-ups.
+    { id: 'dlv_coarse_5', accountId: 'acc_coarse', at: new Date(now + ACCOUNT_WAKE_UP_COARSE_AHEAD_MS - 2000) },
+  ]);
+  const delayed = await queues.delivery.getJobs(['delayed']);
+  const byId = new Map(delayed.map((j) => [j.id, j]));
+  const fine = Math.ceil((now + ACCOUNT_WAKE_UP_COARSE_AHEAD_MS - 2000) / 1000);
+  expect([...byId.keys()].sort()).toEqual([`account-acc_coarse-${end / 1000}s`, `account-acc_coarse-${(end + step) / 1000}s`, `account-acc_coarse-${fine}`].sort());
+  const first = byId.get(`account-acc_coarse-${end / 1000}s`)!;
+  expect(first.data).toEqual({ accountId: 'acc_coarse' });
+  // Due at the step's end: every row of the step is due by then, none more than a step late.
+  expect(first.timestamp + first.delay).toBeGreaterThanOrEqual(end - 50);
+  expect(first.timestamp + first.delay).toBeLessThanOrEqual(end + 50);
   await queues.delivery.obliterate({ force: true });
 });
 
