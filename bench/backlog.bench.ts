@@ -6,7 +6,7 @@
  * 720,000 events through the API takes longer than the bench may, so the backlog is SEEDED IN SQL
  * (one `webhook_bodies` row and one `webhook_deliveries` row per event, `retrying`, attempts 2–5,
  * as the real path writes them after failed attempts) and its jobs are added to BullMQ through the
- * real producer (`WebhookQueues.scheduleRetries`, as the pipeline schedules retries: one wake-up per account per second).
+ * real producer (`WebhookQueues.scheduleRetries`, as the pipeline schedules retries: one wake-up per account per 10 s for retries an hour ahead).
  * "The receivers come back" = every row falls due at once (its next_retry_at set to now and its
  * delayed job promoted): the worst case, the whole backlog due together (the real schedule would
  * spread it over the next retries, 1m…24h apart).
@@ -28,7 +28,7 @@
  * Knobs: BENCH_BACKLOG_SIZE (720000; e.g. 20000 for development), BENCH_BACKLOG_ACCOUNTS (16: the
  * backlog is spread over that many accounts' endpoints on the one receiver; one seat's 65,000
  * daily units bound what one account can be sent in a day), BENCH_BACKLOG_WORKERS (1),
- * BENCH_BACKLOG_STEADY (20000), BENCH_BACKLOG_LIVE_RATE (20 events/s), BENCH_BACKLOG_MAX_DRAIN_S
+ * BENCH_BACKLOG_APIS (1: API processes; posts go round-robin over them), BENCH_BACKLOG_STEADY (20000), BENCH_BACKLOG_LIVE_RATE (20 events/s), BENCH_BACKLOG_MAX_DRAIN_S
  * (1200), BENCH_BACKLOG_SAMPLE_S (5).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -52,6 +52,7 @@ const SIZE = num('BENCH_BACKLOG_SIZE', 720_000);
 const ACCOUNTS = num('BENCH_BACKLOG_ACCOUNTS', 16);
 const LIVE_ACCOUNTS = 4;
 const WORKERS = num('BENCH_BACKLOG_WORKERS', 1);
+const APIS = num('BENCH_BACKLOG_APIS', 1);
 const STEADY = num('BENCH_BACKLOG_STEADY', 20_000);
 const LIVE_RATE = num('BENCH_BACKLOG_LIVE_RATE', 20);
 const MAX_DRAIN_S = num('BENCH_BACKLOG_MAX_DRAIN_S', 1200);
@@ -126,7 +127,7 @@ async function postOne(api: Pool, a: BenchAccount): Promise<{ key: string; answe
 interface LiveLoad { stop(): Promise<Array<{ key: string; answeredAt: number }>> }
 
 /** Posts at `eventsPerS` (open loop, EVENTS_PER_POST events each) round-robin over `accounts` until stopped. */
-function startLive(api: Pool, accounts: BenchAccount[], eventsPerS: number): LiveLoad {
+function startLive(api: (i: number) => Pool, accounts: BenchAccount[], eventsPerS: number): LiveLoad {
   const posted: Array<{ key: string; answeredAt: number }> = [];
   const pending: Array<Promise<void>> = [];
   let on = true;
@@ -137,7 +138,7 @@ function startLive(api: Pool, accounts: BenchAccount[], eventsPerS: number): Liv
       const due = start + i * every;
       if (due > now()) await sleep(due - now());
       if (!on) break;
-      pending.push(postOne(api, accounts[i % accounts.length]).then((p) => { if (p) posted.push(p); }, () => undefined));
+      pending.push(postOne(api(i), accounts[i % accounts.length]).then((p) => { if (p) posted.push(p); }, () => undefined));
     }
   })();
   return {
@@ -156,6 +157,41 @@ function latencies(arrivals: Arrival[], posted: Array<{ key: string; answeredAt:
   return arrivals.filter((a) => byKey.has(`${a.channel}|${a.ts}`)).map((a) => a.at - byKey.get(`${a.channel}|${a.ts}`)!.answeredAt).sort((x, y) => x - y);
 }
 
+/** A worker's `teamchat_webhook_stage_seconds` histogram (first attempts only: here, the new events), per stage. */
+type StageHistogram = Map<string, { sum: number; count: number; buckets: Array<[number, number]> }>;
+async function stageHistogram(opsPort: number): Promise<StageHistogram> {
+  const text = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+  const out: StageHistogram = new Map();
+  const of = (stage: string) => {
+    let h = out.get(stage);
+    if (!h) out.set(stage, (h = { sum: 0, count: 0, buckets: [] }));
+    return h;
+  };
+  for (const line of text.split('\n')) {
+    let m = /^teamchat_webhook_stage_seconds_bucket\{le="([^"]+)",stage="([^"]+)"\} (\S+)/.exec(line) ?? /^teamchat_webhook_stage_seconds_bucket\{stage="([^"]+)",le="([^"]+)"\} (\S+)/.exec(line);
+    if (m) {
+      const [le, stage] = line.includes('{le=') ? [m[1], m[2]] : [m[2], m[1]];
+      of(stage).buckets.push([le === '+Inf' ? Infinity : Number(le), Number(m[3])]);
+      continue;
+    }
+    m = /^teamchat_webhook_stage_seconds_(sum|count)\{stage="([^"]+)"\} (\S+)/.exec(line);
+    if (m) of(m[2])[m[1] as 'sum' | 'count'] = Number(m[3]);
+  }
+  return out;
+}
+
+/** Per stage between two scrapes: mean, and the bucket bound under which 99 % fell (ms). */
+function stageSummary(before: StageHistogram, after: StageHistogram): string {
+  return [...after].map(([stage, a]) => {
+    const b = before.get(stage);
+    const count = a.count - (b?.count ?? 0);
+    if (count <= 0) return `${stage} —`;
+    const mean = (1000 * (a.sum - (b?.sum ?? 0))) / count;
+    const p99 = a.buckets.find(([, n], i) => n - (b?.buckets[i]?.[1] ?? 0) >= 0.99 * count)?.[0] ?? Infinity;
+    return `${stage} mean ${r1(mean)} ms, p99 ≤ ${Number.isFinite(p99) ? p99 * 1000 : '∞'} ms`;
+  }).join('; ');
+}
+
 /** Rate of the arrivals between their 10 % and 90 % marks (start-up and tail left out). */
 function steadyRate(arrivals: Arrival[]): number {
   const xs = [...arrivals].sort((a, b) => a.at - b.at);
@@ -169,7 +205,9 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
   const redisServer = await startRedis();
   const bctx = { ...ctx, redisUrl: redisServer.url };
   const receiver = await startReceiverProcess();
-  const server = await startServer(bctx);
+  const servers = [];
+  for (let i = 0; i < APIS; i += 1) servers.push(await startServer(bctx));
+  const server = servers[0];
   const config = core.loadConfig({ NODE_ENV: 'test', DATABASE_URL: ctx.databaseUrl, REDIS_URL: redisServer.url, LOG_LEVEL: 'silent' }, {
     secretsKey: randomBytes(32).toString('hex'),
     redisPrefix: `backlog-${core.randomToken(6)}`,
@@ -180,7 +218,9 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
   const seedRedis = core.createRedis(redisServer.url, 'worker');
   const queues = new WebhookQueues({ redis: seedRedis, config, now: deps.now });
   const apiUrl = `http://127.0.0.1:${server.ready.ports.off}`;
-  const api = new Pool(apiUrl, { connections: 32, pipelining: 1 });
+  const apiPools = servers.map((s) => new Pool(`http://127.0.0.1:${s.ready.ports.off}`, { connections: 32, pipelining: 1 }));
+  /** The API process for the i-th post (round-robin, as a load balancer would). */
+  const api = (i: number) => apiPools[i % apiPools.length];
   const rxOrigin = `https://localhost:${receiver.port}`;
   const workerEnv: Record<string, string> = {
     NODE_ENV: 'test', DATABASE_URL: ctx.databaseUrl, REDIS_URL: redisServer.url, REDIS_PREFIX: config.redisPrefix,
@@ -231,7 +271,8 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
     await Promise.all(Array.from({ length: 32 }, async () => {
       while (started < Math.ceil(STEADY / EVENTS_PER_POST)) {
         started += 1;
-        if (await postOne(api, backlogAccounts[seq++ % backlogAccounts.length]).catch(() => null)) committed += 1;
+        const i = seq++;
+        if (await postOne(api(i), backlogAccounts[i % backlogAccounts.length]).catch(() => null)) committed += 1;
       }
     }));
     await receiver.call('reset');
@@ -280,7 +321,7 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
     const ids = (await db.execute<{ id: string; account_id: string }>(sql`SELECT id, account_id FROM webhook_deliveries WHERE id LIKE ${`dlv_bk${tag}%`} ORDER BY id`)).rows;
     // Each row's next attempt an hour after its failure, as the pipeline schedules it (the
     // failures 5 ms apart over the hour): through the real producer, which wakes each account
-    // once per second of retries (queues.ts).
+    // once per 10 s of retries this far ahead (queues.ts).
     const inHour = Date.now() + 3_600_000;
     for (let i = 0; i < ids.length; i += 2000) {
       await queues.scheduleRetries(ids.slice(i, i + 2000).map((r, k) => ({ id: r.id, accountId: r.account_id, at: new Date(inHour + (i + k) * 5) })));
@@ -292,9 +333,16 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
     // 3. The receivers come back: every row due now, every delayed job promoted; the workers start.
     await receiver.call('reset');
     await db.execute(sql`UPDATE webhook_deliveries SET next_retry_at = now() WHERE id LIKE ${`dlv_bk${tag}%`} AND status = 'retrying'`);
+    // The seed wrote in seconds what the real path writes over an hour, while autovacuum's
+    // ANALYZE keeps the planner's statistics current; without this the first seconds of the drain
+    // measure plans made for the log as it was before the seed (a scan per claim), until the
+    // worker's maintenance pass analyzes the partition (analyzeChangedLogPartitions).
+    await db.execute(sql`ANALYZE webhook_deliveries`);
+    await db.execute(sql`ANALYZE webhook_bodies`);
     await queues.delivery.promoteJobs({ count: 10_000 });
     const drainStart = now();
     await startWorkers();
+    const stagesBefore = await stageHistogram(workers[0].opsPort).catch(() => null);
     // 4. New events of other accounts while it drains.
     const liveLoad = startLive(api, liveAccounts, LIVE_RATE);
     const samples: Array<Record<string, string | number>> = [];
@@ -314,6 +362,8 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
     }
     const live = await liveLoad.stop();
     await sleep(3000);
+    const stagesAfter = await stageHistogram(workers[0].opsPort).catch(() => null);
+    if (stagesBefore && stagesAfter) notes.push(`where the new events' time went during the drain (worker1's teamchat_webhook_stage_seconds; first attempts only, so the backlog's retries are not in it): ${stageSummary(stagesBefore, stagesAfter)}.`);
     const arrivals = await receiver.call<Arrival[]>('arrivals');
     await stopWorkers();
     const backlogArrivals = arrivals.filter(isBacklog);
@@ -356,22 +406,22 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
     console.table(samples);
     if (backlogArrived < ids.length) notes.push(`the drain was cut at BENCH_BACKLOG_MAX_DRAIN_S=${MAX_DRAIN_S} s with ${ids.length - backlogArrived} deliveries not yet arrived (missing counts them).`);
     return {
-      title: `Outage backlog: ${ids.length} retrying deliveries (seeded in SQL, jobs through BullMQ) due at once, ${WORKERS} worker(s), ${ACCOUNTS} accounts`,
+      title: `Outage backlog: ${ids.length} retrying deliveries (seeded in SQL, jobs through BullMQ) due at once, ${APIS} API process(es), ${WORKERS} worker(s), ${ACCOUNTS} accounts`,
       rows,
       figures,
       notes: [
-        'Backlog seeded in SQL (bodies + retrying delivery rows, attempts 2–5) and its wake-ups added through WebhookQueues.scheduleRetries (one per account per second of retries); then every row made due and every job promoted at once (the worst case). Steady state: first attempts of events posted through the API, drained by the same workers (10 %–90 % arrivals).',
+        'Backlog seeded in SQL (bodies + retrying delivery rows, attempts 2–5) and its wake-ups added through WebhookQueues.scheduleRetries (one per account per second of retries, per 10 s for retries 5 min or more ahead: these are an hour ahead); then every row made due and every job promoted at once (the worst case). Steady state: first attempts of events posted through the API, drained by the same workers (10 %–90 % arrivals).',
         'Redis is a redis-server of the bench\'s own (used_memory is the queues\' alone). Worker RSS from /proc.',
         ...notes,
       ],
     };
   } finally {
     await stopWorkers().catch(() => undefined);
-    await api.close().catch(() => undefined);
+    await Promise.all(apiPools.map((p) => p.close().catch(() => undefined)));
     await queues.close().catch(() => undefined);
     probe.disconnect();
     seedRedis.disconnect();
-    await server.close();
+    await Promise.all(servers.map((s) => s.close()));
     await receiver.close();
     await deps.close();
     await redisServer.stop();

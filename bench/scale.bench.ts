@@ -7,6 +7,9 @@
  *
  * BENCH_SCALE_FACTOR (default 1) multiplies every size, for development (0.01: 100,000 rows).
  * BENCH_SCALE_RUNS (default 200) requests per route, after 10 unmeasured.
+ * BENCH_SCALE_PROCESSES=<A>x<W> (e.g. 2x2) serves the routes from A API processes (each request to
+ * the next one, as a load balancer would) while W worker processes run beside them (their relay,
+ * sweep and maintenance passes on the same database); unset, one API in the bench process.
  *
  * How the log is seeded: each week's partition is filled as a plain table, indexed, then swapped
  * in for the migration's empty partition (ATTACH, the foreign key validated), as a restore would;
@@ -21,9 +24,12 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { BenchContext, BenchResult, Figure } from './run';
+import { startServer, type BenchServer } from './support/child';
+import { startWorkerProcess, type WorkerProcess } from './support/processes';
 
 const FACTOR = Number(process.env.BENCH_SCALE_FACTOR ?? 1);
 const RUNS = Number(process.env.BENCH_SCALE_RUNS ?? 200);
+const PROCESSES = /^(\d+)x(\d+)$/.exec(process.env.BENCH_SCALE_PROCESSES ?? '');
 const DELIVERIES = Math.round(10_000_000 * FACTOR);
 const ENDPOINTS = Math.max(60, Math.round(2_000 * FACTOR));
 const MESSAGES = Math.round(1_000_000 * FACTOR);
@@ -199,11 +205,12 @@ function pct(sorted: number[], p: number): number {
 }
 
 /** `RUNS` sequential GETs (after 10 unmeasured), each checked for 200: p50 and p99 in ms. */
-async function measure(base: string, key: string, path: string): Promise<{ p50: number; p99: number }> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+async function measure(bases: string[], key: string, path: string): Promise<{ p50: number; p99: number }> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: bases.length });
+  let n = 0;
   const get = () => new Promise<number>((resolve, reject) => {
     const t = performance.now();
-    const req = http.get(`${base}${path}`, { agent, headers: { authorization: `Bearer ${key}` } }, (res) => {
+    const req = http.get(`${bases[n++ % bases.length]}${path}`, { agent, headers: { authorization: `Bearer ${key}` } }, (res) => {
       res.resume();
       res.on('end', () => (res.statusCode === 200 ? resolve(performance.now() - t) : reject(new Error(`${path}: ${res.statusCode}`))));
     });
@@ -231,11 +238,24 @@ export default async function scaleBench(ctx: BenchContext): Promise<BenchResult
   await c.connect();
   const server = http.createServer(createApp(deps, 'api'));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  let bases = [`http://127.0.0.1:${(server.address() as AddressInfo).port}`];
+  const apis: BenchServer[] = [];
+  const workers: WorkerProcess[] = [];
   try {
     const t0 = performance.now();
     const s = await seed(c, core, deps);
     const seedMs = Math.round(performance.now() - t0);
+    // The processes start on the seeded data (a worker's maintenance pass would contend with the seed's ATTACHes).
+    if (PROCESSES) {
+      for (let i = 0; i < Number(PROCESSES[1]); i += 1) apis.push(await startServer(ctx));
+      for (let i = 0; i < Number(PROCESSES[2]); i += 1) {
+        workers.push(await startWorkerProcess({
+          NODE_ENV: 'development', DATABASE_URL: ctx.databaseUrl, REDIS_URL: ctx.redisUrl, REDIS_PREFIX: deps.config.redisPrefix,
+          SECRETS_KEY: deps.config.secretsKey, LOG_LEVEL: 'info',
+        }));
+      }
+      bases = apis.map((a) => `http://127.0.0.1:${a.ready.ports.off}`);
+    }
     const since = (ms: number) => encodeURIComponent(new Date(Date.now() - ms).toISOString());
     const log = (a: { accountId: string; hot: string }, q: string) => `/accounts/${a.accountId}/webhooks/${a.hot}/deliveries?limit=${PAGE}${q}`;
     const filters: Array<{ id: string; name: string; q: string }> = [
@@ -266,8 +286,8 @@ export default async function scaleBench(ctx: BenchContext): Promise<BenchResult
     const rows: Array<Record<string, string | number>> = [];
     const figures: Figure[] = [];
     for (const r of routes) {
-      const e = await measure(base, s.empty.key, r.empty);
-      const b = await measure(base, s.big.key, r.big);
+      const e = await measure(bases, s.empty.key, r.empty);
+      const b = await measure(bases, s.big.key, r.big);
       const met = r.target?.ms !== undefined ? b.p99 <= r.target.ms : r.target?.ratio !== undefined ? b.p99 <= r.target.ratio * e.p99 : undefined;
       rows.push({ route: r.figure, 'big p50': b.p50, 'big p99': b.p99, 'empty p50': e.p50, 'empty p99': e.p99, target: r.target?.ms !== undefined ? `p99 ≤ ${r.target.ms} ms` : `p99 ≤ ${r.target?.ratio}× empty` });
       figures.push({
@@ -297,8 +317,10 @@ export default async function scaleBench(ctx: BenchContext): Promise<BenchResult
       ...(await explain('event_id', { eventId: s.big.eventId })),
       ...(await explain('since 24 h', { since: new Date(Date.now() - DAY_MS) })),
     ];
-    return { title: `Data volumes (${DELIVERIES} delivery rows, factor ${FACTOR}), p50/p99 ms next to an empty account`, rows, figures, notes };
+    return { title: `Data volumes (${DELIVERIES} delivery rows, factor ${FACTOR}${PROCESSES ? `, ${PROCESSES[1]} API + ${PROCESSES[2]} worker processes` : ''}), p50/p99 ms next to an empty account`, rows, figures, notes };
   } finally {
+    await Promise.all(workers.map((w) => w.stop()));
+    await Promise.all(apis.map((a) => a.close()));
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await deps.close();
     await c.end();

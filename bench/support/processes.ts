@@ -73,6 +73,8 @@ export async function startReceiverProcess(): Promise<ReceiverProcess> {
 }
 
 export interface WorkerProcess extends Rpc {
+  /** the worker's operations port (/metrics, /readyz), from its start line */
+  opsPort: number;
   /** CPU µs, PostgreSQL queries and Redis commands of the worker process since it started */
   stats(): Promise<WorkerStats>;
   /** SIGTERM (finishes in-flight attempts) and the exit code */
@@ -89,12 +91,15 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
   const r = rpc(child);
   let out = '';
   let started = false;
+  let opsPort = 0;
   const onData = (d: Buffer) => {
     // Keep only a tail for error messages; the JSON log lines are otherwise dropped.
     if (!started) out = (out + d.toString()).slice(-20_000);
     // BENCH_WORKER_LOG=1: the workers' warn and error lines on stderr.
     if (process.env.BENCH_WORKER_LOG === '1') for (const l of d.toString().split('\n')) if (/"level":"(warn|error)"/.test(l)) process.stderr.write(`[worker ${child.pid}] ${l}\n`);
-    if (out.includes('worker started')) started = true;
+    const m = opsPort ? null : /"message":"worker started"[^\n]*"ops_port":(\d+)[^\n]*\n|"ops_port":(\d+)[^\n]*"message":"worker started"[^\n]*\n/.exec(out);
+    if (m) opsPort = Number(m[1] ?? m[2]);
+    if (!started && opsPort) started = true;
   };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', (d: Buffer) => {
@@ -111,6 +116,7 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
   }
   return {
     ...r,
+    get opsPort() { return opsPort; },
     stats: () => r.call<WorkerStats>('stats'),
     stop: async () => {
       child.kill('SIGTERM');

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { drizzle, NodePgDatabase } from 'drizzle-orm/node-postgres';
-import { Client, Pool, PoolClient, PoolConfig } from 'pg';
+import { Client, Pool, PoolClient, PoolConfig, type ClientBase } from 'pg';
 import * as schema from './schema';
 
 export type Schema = typeof schema;
@@ -65,6 +65,9 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
     application_name: options.application_name,
     ...(options.keepIdle ? { idleTimeoutMillis: 0 } : {}),
     ...(bound === undefined || pooled ? {} : { statement_timeout: bound, idle_in_transaction_session_timeout: bound }),
+    // A session setting, run on each new connection before the pool hands it out (not as a
+    // start-up parameter, which PgBouncer refuses). A connection it fails on is not used.
+    ...(options.customPlans && !pooled ? { onConnect: async (client: ClientBase) => { await client.query('SET plan_cache_mode = force_custom_plan; SET max_parallel_workers_per_gather = 0'); } } : {}),
   });
   // An idle client that errors (server restart) must not crash the process.
   pool.on('error', () => undefined);
@@ -74,9 +77,6 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   pool.on('connect', (client) => {
     client.on('error', () => undefined);
     if (pooled) unnameStatements(client);
-    // A session setting, sent first on the new connection (queued ahead of any query), not as a
-    // start-up parameter, which PgBouncer refuses.
-    else if (options.customPlans) client.query('SET plan_cache_mode = force_custom_plan; SET max_parallel_workers_per_gather = 0').catch(() => undefined);
   });
   const db = drizzle(pool, { schema });
   // drizzle-orm's transaction() on a pool checks a client out and runs BEGIN before its
