@@ -1,5 +1,5 @@
 import { openWebhookSecret } from '@teamchat/core';
-import { and, eq, notifications, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
+import { and, eq, notifications, webhookDeliveries, webhookEndpoints, webhookHealthDeltas } from '@teamchat/db';
 import { addPerson, newKey, startHarness, type Harness } from '../../../../test/support/harness';
 import {
   LOOPBACK_ONLY, adminOf, agentClient, everything, hookUrl, insertDeliveries, keyClient, register, registered, webClient, webhookAccount,
@@ -437,6 +437,23 @@ describe('List and get with health (spec: "Lists carry health")', () => {
     await insertDeliveries(h, { accountId: a.accountId, endpointId: ep.id, rows: Array.from({ length: 10 }, () => ({ status: 'delivered', attemptedAt: at, latencyMs: 9000 })) });
     await insertDeliveries(h, { accountId: a.accountId, endpointId: ep.id, rows: Array.from({ length: 50 }, (_, i) => ({ status: 'delivered', attemptedAt: at, latencyMs: 10 + i })) });
     expect((await a.web.get(`/webhooks/${ep.id}`)).body.health.median_latency_ms).toBe(35); // median of 10..59 = 34.5
+  });
+
+  test('an update that changes no tracked column (a claim, its give-back) writes no health delta; a status change does', async () => {
+    const a = await webhookAccount(h);
+    const ep = await registered(a.web);
+    const [id] = await insertDeliveries(h, { accountId: a.accountId, endpointId: ep.id, rows: [{ status: 'pending' }] });
+    // One snapshot: a maintenance pass folding deltas meanwhile cannot change the count under the test.
+    await h.deps.database.db.transaction(async (tx) => {
+      const deltas = async () => (await tx.select().from(webhookHealthDeltas).where(eq(webhookHealthDeltas.endpointId, ep.id))).length;
+      const before = await deltas();
+      await tx.update(webhookDeliveries).set({ claimedUntil: new Date(Date.now() + 15_000) }).where(eq(webhookDeliveries.id, id));
+      await tx.update(webhookDeliveries).set({ claimedUntil: null, nextRetryAt: new Date(), error: 'waiting' }).where(eq(webhookDeliveries.id, id));
+      expect(await deltas()).toBe(before);
+      await tx.update(webhookDeliveries).set({ status: 'delivered', attemptedAt: new Date(), latencyMs: 42, responseStatus: 200, claimedUntil: null }).where(eq(webhookDeliveries.id, id));
+      expect(await deltas()).toBe(before + 1);
+    }, { isolationLevel: 'repeatable read' });
+    expect((await a.web.get(`/webhooks/${ep.id}`)).body.health).toMatchObject({ pending_count: 0, attempts_24h: 1, median_latency_ms: 42 });
   });
 
   test("another account's endpoint is not found", async () => {
