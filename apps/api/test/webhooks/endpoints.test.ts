@@ -1,5 +1,5 @@
 import { openWebhookSecret } from '@teamchat/core';
-import { and, eq, notifications, webhookDeliveries, webhookEndpoints, webhookHealthDeltas } from '@teamchat/db';
+import { and, eq, notifications, sql, webhookDeliveries, webhookEndpoints, webhookHealthDeltas } from '@teamchat/db';
 import { addPerson, newKey, startHarness, type Harness } from '../../../../test/support/harness';
 import {
   LOOPBACK_ONLY, adminOf, agentClient, everything, hookUrl, insertDeliveries, keyClient, register, registered, webClient, webhookAccount,
@@ -455,6 +455,31 @@ describe('List and get with health (spec: "Lists carry health")', () => {
     }, { isolationLevel: 'repeatable read' });
     expect((await a.web.get(`/webhooks/${ep.id}`)).body.health).toMatchObject({ pending_count: 0, attempts_24h: 1, median_latency_ms: 42 });
   });
+
+  test('a bulk update of 20,000 rows that changes no tracked column finishes and writes no delta (the trigger compares before and after as sets)', async () => {
+    // A complexity guard, not a speed target: the first version of the trigger's early return
+    // joined the statement's transition tables, planned as a nested loop, quadratic (~12 s at
+    // this size, past the pool's 5 s statement bound; ~0.3 s now). A bulk `next_retry_at` update
+    // is what a units reset or an operator writes.
+    const a = await webhookAccount(h);
+    const ep = await registered(a.web);
+    const db = h.deps.database.db;
+    const [bodyId] = await insertDeliveries(h, { accountId: a.accountId, endpointId: ep.id, rows: [{ status: 'pending' }] })
+      .then(async ([id]) => (await db.select({ bodyId: webhookDeliveries.bodyId }).from(webhookDeliveries).where(eq(webhookDeliveries.id, id))).map((r) => r.bodyId));
+    await db.execute(sql`
+      INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, body_id, kind, chain_id, attempt, status, next_retry_at, event_created_at)
+      SELECT 'dlv_bulk_' || ${ep.id} || '_' || i, ${a.accountId}, ${ep.id}, 'evt_bulk_' || i, 'message.posted', ${bodyId}, 'event',
+             'dlv_bulk_' || ${ep.id} || '_' || i, 1, 'retrying', now() + interval '1 hour', now()
+        FROM generate_series(1, 20000) i`);
+    await db.transaction(async (tx) => {
+      const deltas = async () => (await tx.select().from(webhookHealthDeltas).where(eq(webhookHealthDeltas.endpointId, ep.id))).length;
+      const before = await deltas();
+      const updated = await tx.execute(sql`UPDATE webhook_deliveries SET next_retry_at = now() WHERE endpoint_id = ${ep.id} AND status = 'retrying'`);
+      expect(updated.rowCount).toBe(20_000);
+      expect(await deltas()).toBe(before);
+    }, { isolationLevel: 'repeatable read' });
+    expect((await a.web.get(`/webhooks/${ep.id}`)).body.health.pending_count).toBe(20_001);
+  }, 60_000);
 
   test("another account's endpoint is not found", async () => {
     const a = await webhookAccount(h);
