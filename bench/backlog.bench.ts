@@ -171,10 +171,10 @@ async function stageHistogram(opsPort: number): Promise<StageHistogram> {
     return h;
   };
   for (const line of text.split('\n')) {
-    let m = /^teamchat_webhook_stage_seconds_bucket\{le="([^"]+)",stage="([^"]+)"\} (\S+)/.exec(line) ?? /^teamchat_webhook_stage_seconds_bucket\{stage="([^"]+)",le="([^"]+)"\} (\S+)/.exec(line);
+    // prom-client writes `le` first, then the metric's labels.
+    let m = /^teamchat_webhook_stage_seconds_bucket\{le="([^"]+)",stage="([^"]+)"\} (\S+)/.exec(line);
     if (m) {
-      const [le, stage] = line.includes('{le=') ? [m[1], m[2]] : [m[2], m[1]];
-      of(stage).buckets.push([le === '+Inf' ? Infinity : Number(le), Number(m[3])]);
+      of(m[2]).buckets.push([m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[3])]);
       continue;
     }
     m = /^teamchat_webhook_stage_seconds_(sum|count)\{stage="([^"]+)"\} (\S+)/.exec(line);

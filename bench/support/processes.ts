@@ -97,9 +97,15 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
     if (!started) out = (out + d.toString()).slice(-20_000);
     // BENCH_WORKER_LOG=1: the workers' warn and error lines on stderr.
     if (process.env.BENCH_WORKER_LOG === '1') for (const l of d.toString().split('\n')) if (/"level":"(warn|error)"/.test(l)) process.stderr.write(`[worker ${child.pid}] ${l}\n`);
-    const m = opsPort ? null : /"message":"worker started"[^\n]*"ops_port":(\d+)[^\n]*\n|"ops_port":(\d+)[^\n]*"message":"worker started"[^\n]*\n/.exec(out);
-    if (m) opsPort = Number(m[1] ?? m[2]);
-    if (!started && opsPort) started = true;
+    // Started once its whole "worker started" log line is in (it names the operations port).
+    if (!started) {
+      // Whole lines only: not the one still coming, nor a first one the tail cut.
+      const line = out.split('\n').slice(out.length >= 20_000 ? 1 : 0, -1).find((l) => l.includes('"worker started"'));
+      if (line) {
+        opsPort = Number((JSON.parse(line) as { ops_port?: number }).ops_port);
+        started = true;
+      }
+    }
   };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', (d: Buffer) => {

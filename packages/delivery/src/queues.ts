@@ -59,15 +59,16 @@ export const ACCOUNT_WAKE_UP_AHEAD_MS = 5000;
 export const ACCOUNT_WAKE_UP_COARSE_AHEAD_MS = 5 * 60_000;
 export const ACCOUNT_WAKE_UP_COARSE_STEP_MS = 10_000;
 
-/** The account wake-up of the step `at` falls in (rounded up: every row due in that step is due by then). */
+/**
+ * The account wake-up of the step `at` falls in, due at the step's end (rounded up: every row
+ * due in that step is due by then). Coarse steps have an id form of their own (the end in
+ * seconds, then "s"), apart from the one-second wake-ups'.
+ */
 function accountWakeUp(accountId: string, at: number, aheadMs: number): { jobId: string; at: number } {
-  if (aheadMs >= ACCOUNT_WAKE_UP_COARSE_AHEAD_MS) {
-    // Its own id form (the step's end in seconds, then "s"), apart from the one-second wake-ups'.
-    const end = Math.ceil(at / ACCOUNT_WAKE_UP_COARSE_STEP_MS) * ACCOUNT_WAKE_UP_COARSE_STEP_MS;
-    return { jobId: `account-${accountId}-${end / 1000}s`, at: end };
-  }
-  const second = Math.ceil(at / 1000);
-  return { jobId: `account-${accountId}-${second}`, at: second * 1000 };
+  const coarse = aheadMs >= ACCOUNT_WAKE_UP_COARSE_AHEAD_MS;
+  const step = coarse ? ACCOUNT_WAKE_UP_COARSE_STEP_MS : 1000;
+  const end = Math.ceil(at / step) * step;
+  return { jobId: `account-${accountId}-${end / 1000}${coarse ? 's' : ''}`, at: end };
 }
 
 /** Jobs are removed when done, so the sweep may add a row's job again whenever its row is still open. */

@@ -464,8 +464,9 @@ describe('List and get with health (spec: "Lists carry health")', () => {
     const a = await webhookAccount(h);
     const ep = await registered(a.web);
     const db = h.deps.database.db;
-    const [bodyId] = await insertDeliveries(h, { accountId: a.accountId, endpointId: ep.id, rows: [{ status: 'pending' }] })
-      .then(async ([id]) => (await db.select({ bodyId: webhookDeliveries.bodyId }).from(webhookDeliveries).where(eq(webhookDeliveries.id, id))).map((r) => r.bodyId));
+    // One row through the helper; the rest share its stored body.
+    const [first] = await insertDeliveries(h, { accountId: a.accountId, endpointId: ep.id, rows: [{ status: 'pending' }] });
+    const [{ bodyId }] = await db.select({ bodyId: webhookDeliveries.bodyId }).from(webhookDeliveries).where(eq(webhookDeliveries.id, first));
     await db.execute(sql`
       INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, body_id, kind, chain_id, attempt, status, next_retry_at, event_created_at)
       SELECT 'dlv_bulk_' || ${ep.id} || '_' || i, ${a.accountId}, ${ep.id}, 'evt_bulk_' || i, 'message.posted', ${bodyId}, 'event',
