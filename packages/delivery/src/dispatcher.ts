@@ -1,6 +1,7 @@
+import { CLAIM_AHEAD_FRESH_MS, ClaimsAhead } from './claims-ahead';
 import { Coalescer } from './coalesce';
 import { acquireInFlightSlots, releaseSlots, type Slot } from './in-flight';
-import { runPipeline, type AttemptOutcome } from './pipeline';
+import { giveBack, runPipeline, type AttemptOutcome } from './pipeline';
 import { loadRowHeads, openRowsOfAccount, type RowHead } from './store';
 import type { WebhookTransport } from './transport';
 import { claimMs, OPEN_STATUSES, type DeliveryStatus, type Deps } from '@teamchat/core';
@@ -39,33 +40,51 @@ const REDIS_AWAY_PAUSE_MS = 250;
  */
 export const SLOT_HANDOFF_MS = 2_000;
 
-/** Failing endpoints remembered by one process at most (the oldest are forgotten first). */
-const FAILING_REMEMBERED = 10_000;
+/** Endpoints remembered by one process at most, per kind (the oldest are forgotten first). */
+const ENDPOINTS_REMEMBERED = 10_000;
 
 /**
- * Endpoints whose last attempt in this process failed (an answer other than 2xx, a timeout, a
- * connection error): each gets one attempt at a time, a probe, until one succeeds
- * (docs/webhooks.md "In flight per account"). A receiver that fails at once would otherwise take attempts
- * as fast as its account's slots turn over, each with its record and retry, and eat into every
- * other account's share of the worker and the database.
+ * What the last attempt of each endpoint in this process said about its receiver:
+ * - **failing** (an answer other than 2xx, a timeout, a connection error): the endpoint gets one
+ *   attempt at a time, a probe, until one succeeds (docs/webhooks.md "In flight per account"). A
+ *   receiver that fails at once would otherwise take attempts as fast as its account's slots
+ *   turn over, each with its record and retry, and eat into every other account's share of the
+ *   worker and the database.
+ * - **quick** (a 2xx within CLAIM_AHEAD_FRESH_MS): its rows are claimed ahead of their slots
+ *   (ClaimsAhead), since its slots come back before such a claim's read grows old. A receiver
+ *   that hangs or crawls gets no claims ahead: they would only grow old and be made again.
  */
-class FailingEndpoints {
-  private readonly ids = new Set<string>();
+class RecentAnswers {
+  private readonly failing = new Set<string>();
+  private readonly quick = new Set<string>();
 
-  has(endpointId: string): boolean {
-    return this.ids.has(endpointId);
+  isFailing(endpointId: string): boolean {
+    return this.failing.has(endpointId);
+  }
+
+  isQuick(endpointId: string): boolean {
+    return this.quick.has(endpointId);
   }
 
   /** Notes an attempt's outcome: a 2xx ends the endpoint's probing, a failed attempt starts it. */
   note(endpointId: string, outcome: AttemptOutcome): void {
     if (outcome.kind !== 'done') return;
-    if (outcome.status === 'delivered') this.ids.delete(endpointId);
-    else if (outcome.responseStatus !== null || outcome.latencyMs !== null) {
-      this.ids.delete(endpointId);
-      this.ids.add(endpointId);
-      if (this.ids.size > FAILING_REMEMBERED) this.ids.delete(this.ids.values().next().value!);
+    if (outcome.status === 'delivered') {
+      this.failing.delete(endpointId);
+      if (outcome.latencyMs !== null && outcome.latencyMs <= CLAIM_AHEAD_FRESH_MS) remember(this.quick, endpointId);
+      else this.quick.delete(endpointId);
+    } else if (outcome.responseStatus !== null || outcome.latencyMs !== null) {
+      this.quick.delete(endpointId);
+      remember(this.failing, endpointId);
     }
   }
+}
+
+/** Adds `id` as the newest of `set`, forgetting the oldest past ENDPOINTS_REMEMBERED. */
+function remember(set: Set<string>, id: string): void {
+  set.delete(id);
+  set.add(id);
+  if (set.size > ENDPOINTS_REMEMBERED) set.delete(set.values().next().value!);
 }
 
 /**
@@ -88,8 +107,8 @@ class Lane {
   refilling = false;
   /** the account was woken while its rows were being read (read again once that read is in) */
   wokenDuringRead = false;
-  /** the dispatcher's failing endpoints (FailingEndpoints), shared by its lanes */
-  constructor(private readonly failing: FailingEndpoints) {}
+  /** what the dispatcher's last attempts said of each endpoint (RecentAnswers), shared by its lanes */
+  constructor(private readonly answers: RecentAnswers) {}
 
   /**
    * How many rows `take(n, cap)` could hand out now, counted up to `enough` at most (the pump
@@ -113,7 +132,7 @@ class Lane {
 
   /** The most attempts one endpoint may have on the wire: a probe while failing, its part while others wait. */
   private limitOf(endpointId: string, part: number): number {
-    if (this.failing.has(endpointId)) return 1;
+    if (this.answers.isFailing(endpointId)) return 1;
     return this.waiting.size > 1 ? part : Infinity;
   }
 
@@ -146,6 +165,33 @@ class Lane {
       }
     }
     this.inFlight += out.length;
+    return out;
+  }
+
+  /**
+   * Up to `n` of the rows `take` would hand out next, of endpoints whose last answer was quick
+   * (RecentAnswers), the endpoints in turn, not taken: the rows to claim ahead. Rows for which
+   * `skip` holds (claimed ahead already, another kind of target) are passed over.
+   */
+  peek(n: number, skip: (id: string) => boolean): string[] {
+    const out: string[] = [];
+    const cursors = new Map<string, number>();
+    let progress = true;
+    while (out.length < n && progress) {
+      progress = false;
+      for (const [endpointId, q] of this.waiting) {
+        if (out.length >= n) break;
+        if (!this.answers.isQuick(endpointId)) continue;
+        let c = cursors.get(endpointId) ?? 0;
+        while (c < q.length && skip(q[c])) c += 1;
+        if (c < q.length) {
+          out.push(q[c]);
+          c += 1;
+          progress = true;
+        }
+        cursors.set(endpointId, c);
+      }
+    }
     return out;
   }
 
@@ -189,11 +235,13 @@ export type Submitted = { kind: 'queued' } | { kind: 'full' } | { kind: 'wait'; 
  */
 export class Dispatcher {
   private readonly lanes = new Map<string, Lane>();
-  private readonly failing = new FailingEndpoints();
+  private readonly answers = new RecentAnswers();
   /** ids waiting or in flight here (a row handed over twice is queued once) */
   private readonly known = new Set<string>();
   /** the sends of rows of another kind of target (WaitingRow.send), by row id */
   private readonly sends = new Map<string, () => Promise<void>>();
+  /** rows of the lanes claimed ahead of their slots (ClaimsAhead) */
+  private readonly ahead = new ClaimsAhead();
   private inFlight = 0;
   private asking = false;
   private again = false;
@@ -248,7 +296,7 @@ export class Dispatcher {
       }
       let lane = this.lanes.get(r.accountId);
       if (!lane) {
-        lane = new Lane(this.failing);
+        lane = new Lane(this.answers);
         this.lanes.set(r.accountId, lane);
       }
       if (lane.size >= this.maxWaiting) {
@@ -425,12 +473,12 @@ export class Dispatcher {
         .finally(() => finish(b));
     }
     if (batch.length === 0) return;
-    runPipeline(this.deps, this.transport, batch.map((b) => b.row.id), (k) => release(batch[k], true)).then(
+    runPipeline(this.deps, this.transport, batch.map((b) => b.row.id), (k) => release(batch[k], true), { claims: this.ahead, next: this.claimNext(batch) }).then(
       (outcomes) => {
         outcomes.forEach((p, k) => {
           p.then(
             (outcome) => {
-              this.failing.note(batch[k].row.endpointId, outcome);
+              this.answers.note(batch[k].row.endpointId, outcome);
               this.onOutcome(outcome);
             },
             (err: Error) => this.deps.logger.warn('recording an attempt failed; its claim lapses and the sweep hands it on', { delivery_id: batch[k].row.id, error: err.message }),
@@ -446,6 +494,27 @@ export class Dispatcher {
   }
 
   /**
+   * The rows to claim ahead with a pipeline's rows: per account, as many of its lane's next rows
+   * as the pipeline has rows of it, while fewer than the account's share are claimed ahead (the
+   * slots these rows hold will come off the wire, and go straight to them).
+   */
+  private claimNext(batch: ReadonlyArray<{ row: WaitingRow; lane: Lane }>): Array<{ id: string; accountId: string }> {
+    const perLane = new Map<Lane, { accountId: string; n: number }>();
+    for (const { row, lane } of batch) {
+      const e = perLane.get(lane);
+      if (e) e.n += 1;
+      else perLane.set(lane, { accountId: row.accountId, n: 1 });
+    }
+    const next: Array<{ id: string; accountId: string }> = [];
+    const skip = (id: string) => this.ahead.has(id) || this.sends.has(id);
+    for (const [lane, { accountId, n }] of perLane) {
+      const want = Math.min(n, lane.share - this.ahead.countOf(accountId));
+      if (want > 0 && lane.size > 0) for (const id of lane.peek(want, skip)) next.push({ id, accountId });
+    }
+    return next;
+  }
+
+  /**
    * An account's wake-up (a retry due, the sweep): its due rows are read from the database into
    * its lane. A lane that has no room now reads them as it drains (the same path as a lane that
    * had to leave rows behind); a read under way when the wake-up comes is followed by another,
@@ -455,7 +524,7 @@ export class Dispatcher {
     if (this.closing) return;
     let lane = this.lanes.get(accountId);
     if (!lane) {
-      lane = new Lane(this.failing);
+      lane = new Lane(this.answers);
       this.lanes.set(accountId, lane);
     }
     lane.overflow = true;
@@ -515,5 +584,10 @@ export class Dispatcher {
       lane.size = 0;
     }
     if (this.inFlight > 0) await new Promise<void>((resolve) => this.drained.push(resolve));
+    // Rows claimed ahead (by pipelines that have all started by now) go back to the database
+    // unclaimed, for the next process to take at once.
+    const held = (await Promise.all(this.ahead.takeAll())).filter((h) => h !== undefined);
+    await giveBack(this.deps.database.db, held).catch((err: Error) =>
+      this.deps.logger.warn('giving back rows claimed ahead failed; their claims lapse after the claim time', { rows: held.length, error: err.message }));
   }
 }

@@ -10,6 +10,7 @@ export * from './maintenance';
 export * from './fan-out';
 export * from './dispatcher';
 export * from './pipeline';
+export * from './claims-ahead';
 export * from './in-flight';
 export * from './transport';
 export * from './send';

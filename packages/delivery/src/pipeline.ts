@@ -1,3 +1,4 @@
+import { CLAIM_AHEAD_FRESH_MS, type ClaimsAhead, type HeldClaim } from './claims-ahead';
 import { Coalescer } from './coalesce';
 import { acquireInFlightSlot, type Lease } from './in-flight';
 import { answerError, isSuccess, prepareEndpoint, sendPrepared, type PreparedEndpoint, type SendResult } from './send';
@@ -10,6 +11,7 @@ import {
   ACCOUNT_INACTIVE_RECHECK_MS, OPEN_STATUSES, autoDisable, claimMs, failingAfter, isSlow, notifyEndpointDisabled, recordHealth, retryDelayAfter,
   type AutoDisableReason, type DeliveryContext, type DeliveryStatus, type Deps,
 } from '@teamchat/core';
+import type { Executor } from '@teamchat/db';
 
 /**
  * THE attempt pipeline (docs/webhooks.md "The delivery engine"): for N delivery rows, each
@@ -77,6 +79,13 @@ export async function runPipeline(
    * whose record (its own transaction) still counts against the row's slot.
    */
   onQuickSuccess?: (index: number) => void,
+  /**
+   * the dispatcher's rows claimed ahead (ClaimsAhead): rows of `ids` found there are sent on
+   * their claim's read while it is fresh, and the rows of `next` (none of them in `ids`) are
+   * claimed ahead, in the claim statement of `ids` when it runs, else in one of their own that
+   * the sends do not wait for
+   */
+  ahead?: { claims: ClaimsAhead; next: ReadonlyArray<{ id: string; accountId: string }> },
 ): Promise<Array<Promise<AttemptOutcome>>> {
   const db = deps.database.db;
   const out: Array<Promise<AttemptOutcome>> = new Array(ids.length);
@@ -84,43 +93,58 @@ export async function runPipeline(
   // Claim: the rows claimed until one attempt's claim time and read as they are now (the
   // endpoint re-read right before the send), in one statement, then judged with the one rule as
   // the claim's holder. A row the statement did not claim (closed, not due, under another claim,
-  // missing) is read as it is and judged for its outcome.
+  // missing) is read as it is and judged for its outcome. A row claimed ahead is judged on its
+  // claim's read if that is fresh; an older one gives its claim back and is claimed again here.
   const claimAt = deps.now();
   const claim = new Date(claimAt.getTime() + claimMs(deps.config));
-  const claimed = await claimAndReadDeliveries(db, ids, claimAt, claim);
-  const others = ids.filter((id) => !claimed.has(id));
+  const held = await heldClaims(db, ahead?.claims, ids, Date.now());
+  const toClaim = ids.filter((id) => !held.has(id));
+  const next = ahead?.next.map((r) => r.id) ?? [];
+  let claimed = new Map<string, DeliveryContext>();
+  if (toClaim.length > 0) {
+    const claiming = claimAndReadDeliveries(db, [...toClaim, ...next], claimAt, claim);
+    if (ahead) holdAhead(ahead, claiming, claim);
+    claimed = await claiming;
+  } else if (ahead && next.length > 0) {
+    const claiming = claimAndReadDeliveries(db, next, claimAt, claim);
+    holdAhead(ahead, claiming, claim);
+    claiming.catch((err: Error) => deps.logger.warn('claiming rows ahead failed; they are claimed when their slots come', { rows: next.length, error: err.message }));
+  }
+  const others = toClaim.filter((id) => !claimed.has(id));
   const unclaimed = others.length > 0 ? await loadDeliveryContexts(db, others) : new Map<string, DeliveryContext>();
-  const mine: Array<{ i: number; ctx: DeliveryContext }> = [];
+  const mine: Mine[] = [];
   ids.forEach((id, i) => {
-    const ctx = claimed.get(id);
-    const verdict = eligibility(ctx ?? unclaimed.get(id), claimAt, ctx ? claim : undefined);
-    if (verdict.kind === 'send' && ctx) mine.push({ i, ctx });
+    const h = held.get(id);
+    const ctx = h?.ctx ?? claimed.get(id);
+    const rowClaim = h?.claim ?? claim;
+    const verdict = eligibility(ctx ?? unclaimed.get(id), claimAt, ctx ? rowClaim : undefined);
+    if (verdict.kind === 'send' && ctx) mine.push({ i, ctx, claim: rowClaim });
     // Claimable only now (its claim lapsed, or it fell due, between the two statements): next time.
     else if (verdict.kind === 'send' || (verdict.kind === 'drop' && !ctx)) out[i] = Promise.resolve({ kind: 'wait', deliveryId: id, until: new Date(claimAt.getTime() + 500), reason: 'claimed' });
-    else if (verdict.kind === 'drop') out[i] = closeWithoutAttempt(db, id, verdict.error, claim).then((closed) => (closed ? done(id, 'dead', null, null, verdict.error, null) : skip(id)));
+    else if (verdict.kind === 'drop') out[i] = closeWithoutAttempt(db, id, verdict.error, rowClaim).then((closed) => (closed ? done(id, 'dead', null, null, verdict.error, null) : skip(id)));
     else {
       const outcome: AttemptOutcome = verdict.kind === 'wait'
         ? { kind: 'wait', deliveryId: id, until: verdict.until, reason: verdict.reason }
         : { kind: 'skip', deliveryId: id, reason: verdict.reason };
       // A claimed row that waits (its account is not active) gives its claim back.
-      out[i] = ctx ? releaseClaims(db, [id], claim).then(() => outcome) : Promise.resolve(outcome);
+      out[i] = ctx ? releaseClaims(db, [id], rowClaim).then(() => outcome) : Promise.resolve(outcome);
     }
   });
   if (mine.length === 0) return out;
 
   // Charge: one call unit per attempt on the seat of the endpoint's creator, each seat at once.
-  let charged: typeof mine;
+  let charged: Mine[];
   try {
-    charged = await charge(deps, mine, claim, out);
+    charged = await charge(deps, mine, out);
   } catch (err) {
-    await releaseClaims(db, mine.map((m) => m.ctx.row.id), claim).catch(() => undefined);
+    await giveBack(db, mine).catch(() => undefined);
     throw err;
   }
 
   // Prepare (once per endpoint), send, record: each row on its own from here.
   const prepared = new Map<string, Promise<PreparedEndpoint>>();
   const sendAt = deps.now();
-  for (const { i, ctx } of charged) {
+  for (const { i, ctx, claim: rowClaim } of charged) {
     let sentAt = 0;
     let p = prepared.get(ctx.endpoint.id);
     if (!p) {
@@ -136,7 +160,7 @@ export async function runPipeline(
       .then(async (sent) => {
         const answeredAt = Date.now();
         if (onQuickSuccess && deliveredQuickly(sent)) onQuickSuccess(i);
-        const outcome = await record(deps, ctx, claim, sent);
+        const outcome = await record(deps, ctx, rowClaim, sent);
         if (ctx.row.kind === 'event' && ctx.row.attempt === 1 && sentAt > 0) observeStages(deps, ctx.row.createdAt, sentAt, answeredAt);
         return outcome;
       });
@@ -144,8 +168,56 @@ export async function runPipeline(
   return out;
 }
 
+/** A row the pipeline holds the claim of and will send: its index in `ids`, its read, its claim. */
+type Mine = { i: number; ctx: DeliveryContext; claim: Date };
+
+/**
+ * The rows of `ids` claimed ahead whose reads are fresh (CLAIM_AHEAD_FRESH_MS), taken out of
+ * `claims`. The older ones give their claims back (one statement per claim) and are claimed
+ * again with the rest.
+ */
+async function heldClaims(db: Executor, claims: ClaimsAhead | undefined, ids: readonly string[], now: number): Promise<Map<string, HeldClaim>> {
+  const fresh = new Map<string, HeldClaim>();
+  if (!claims) return fresh;
+  const pending = ids.map((id) => claims.take(id)).filter((p): p is Promise<HeldClaim | undefined> => p !== undefined);
+  if (pending.length === 0) return fresh;
+  const stale: HeldClaim[] = [];
+  for (const h of await Promise.all(pending)) {
+    if (!h) continue;
+    if (now - h.at <= CLAIM_AHEAD_FRESH_MS) fresh.set(h.ctx.row.id, h);
+    else stale.push(h);
+  }
+  await giveBack(db, stale);
+  return fresh;
+}
+
+/** Registers the rows of `ahead.next` as claimed ahead by `claiming` (the statement under way). */
+function holdAhead(ahead: NonNullable<Parameters<typeof runPipeline>[4]>, claiming: Promise<Map<string, DeliveryContext>>, claim: Date): void {
+  const settled = claiming.then(
+    (rows) => ({ rows, at: Date.now() }),
+    () => ({ rows: new Map<string, DeliveryContext>(), at: 0 }),
+  );
+  for (const { id, accountId } of ahead.next) {
+    ahead.claims.add(id, accountId, settled.then(({ rows, at }) => {
+      const ctx = rows.get(id);
+      return ctx ? { ctx, claim, at } : undefined;
+    }));
+  }
+}
+
+/** Gives the claims of rows that will not be sent now back (grouped by claim: one statement each). */
+export async function giveBack(db: Executor, rows: ReadonlyArray<{ ctx: DeliveryContext; claim: Date }>): Promise<void> {
+  const byClaim = new Map<number, string[]>();
+  for (const r of rows) {
+    const group = byClaim.get(r.claim.getTime());
+    if (group) group.push(r.ctx.row.id);
+    else byClaim.set(r.claim.getTime(), [r.ctx.row.id]);
+  }
+  await Promise.all([...byClaim].map(([at, ids]) => releaseClaims(db, ids, new Date(at))));
+}
+
 /** The charge stage: the rows whose seats had units; the others' outcomes are written into `out`. */
-async function charge(deps: Deps, rows: Array<{ i: number; ctx: DeliveryContext }>, claim: Date, out: Array<Promise<AttemptOutcome>>) {
+async function charge(deps: Deps, rows: Mine[], out: Array<Promise<AttemptOutcome>>) {
   const seats = new Map<string, typeof rows>();
   for (const r of rows) {
     const key = `${r.ctx.account.id}|${r.ctx.endpoint.createdByUserId}`;
@@ -163,7 +235,7 @@ async function charge(deps: Deps, rows: Array<{ i: number; ctx: DeliveryContext 
       return;
     }
     const resetsAt = verdicts[n].resetsAt!;
-    for (const { i, ctx } of g) {
+    for (const { i, ctx, claim } of g) {
       // A test event answers now and is never retried; everything else waits for the reset.
       if (ctx.row.kind === 'test') out[i] = record(deps, ctx, claim, { status: null, latencyMs: null, error: 'call units spent: the seat of the endpoint\'s creator has no units left today' }, false);
       else out[i] = deferForUnits(deps.database.db, ctx.row.id, claim, resetsAt).then((): AttemptOutcome => ({ kind: 'wait', deliveryId: ctx.row.id, until: resetsAt, reason: 'call_units_spent' }));

@@ -1,6 +1,6 @@
 import { vetWebhookUrl, getMemberByEmail, inFlightKey, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
 import { Client } from 'pg';
-import { Dispatcher, SLOT_HANDOFF_MS, WebhookTransport, acquireInFlightSlots, claimAndReadDeliveries, closeDelivered, fanOutEvents, record, runPipeline, type AttemptOutcome } from '../src';
+import { CLAIM_AHEAD_FRESH_MS, ClaimsAhead, Dispatcher, SLOT_HANDOFF_MS, WebhookTransport, acquireInFlightSlots, claimAndReadDeliveries, closeDelivered, fanOutEvents, record, runPipeline, type AttemptOutcome } from '../src';
 import { eq, inArray, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
@@ -470,5 +470,61 @@ test('an attempt\'s record chosen as a deadlock victim is run again: the attempt
     expect(rows.map((r) => r.status).sort()).toEqual(['failed', 'retrying']);
   } finally {
     await other.end();
+  }
+});
+
+test('rows claimed ahead of their slots go out on their claim\'s read while it is fresh (CLAIM_AHEAD_FRESH_MS); an older one is claimed and read again, so an endpoint disabled meanwhile is seen', async () => {
+  const a = await messagingAccount(h);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/ahead'), events: ['message.posted'] });
+  const [first, second, third] = await pendingRows(a.accountId, ep.id, 3);
+  const claims = new ClaimsAhead();
+  const claimOf = async (id: string) => (await deliveriesOf(h, ep.id)).find((r) => r.id === id)!.claimedUntil;
+
+  // The first row's pipeline claims the next two ahead, in its own claim statement.
+  const [one] = await runPipeline(h.deps, transport, [first.id], undefined, { claims, next: [second, third].map((r) => ({ id: r.id, accountId: a.accountId })) });
+  expect(await one).toMatchObject({ kind: 'done', status: 'delivered' });
+  expect(claims.countOf(a.accountId)).toBe(2);
+  const held = await claimOf(second.id);
+  expect(held).not.toBeNull();
+  expect(await claimOf(third.id)).toEqual(held);
+
+  // Fresh: sent on the read the claim made, under that same claim (no second claim).
+  const [two] = await runPipeline(h.deps, transport, [second.id], undefined, { claims, next: [] });
+  expect(await two).toMatchObject({ kind: 'done', status: 'delivered' });
+  expect(ok.received.filter((r) => r.path === '/ahead')).toHaveLength(2);
+
+  // Grown old, with the endpoint disabled meanwhile: its claim is given back, the row claimed
+  // and read again, and the rule drops it unsent.
+  await new Promise((r) => setTimeout(r, CLAIM_AHEAD_FRESH_MS + 50));
+  await h.deps.database.db.update(webhookEndpoints).set({ enabled: false, disabledReason: 'manual' }).where(eq(webhookEndpoints.id, ep.id));
+  const [three] = await runPipeline(h.deps, transport, [third.id], undefined, { claims, next: [] });
+  expect(await three).toMatchObject({ kind: 'done', status: 'dead', error: 'dropped: endpoint disabled (manual)' });
+  expect(ok.received.filter((r) => r.path === '/ahead')).toHaveLength(2);
+  expect(claims.countOf(a.accountId)).toBe(0);
+});
+
+test('a dispatcher claims ahead only for an endpoint whose last answer was quick, at most its account\'s share, and gives those claims back when it closes', async () => {
+  const rx = await startReceiver();
+  const a = await messagingAccount(h);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: rx.url('/share'), events: ['message.posted'] });
+  const outcomes: AttemptOutcome[] = [];
+  const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o));
+  const claimedUnsent = async () => (await deliveriesOf(h, ep.id)).filter((r) => r.status === 'pending' && r.claimedUntil !== null && r.attemptedAt === null).length;
+  try {
+    // Quick answers first: the endpoint is known quick.
+    d.submit(await pendingRows(a.accountId, ep.id, 4));
+    await eventually(async () => outcomes.length === 4, 10_000, 'four quick answers recorded');
+    // Then the receiver holds its answers: four rows on the wire, the next four (the share) claimed ahead, the rest unclaimed.
+    rx.fallback = { hang: true };
+    d.submit(await pendingRows(a.accountId, ep.id, 20));
+    await eventually(async () => rx.inFlight === 4, 10_000, 'four attempts on the wire');
+    await eventually(async () => (await claimedUnsent()) === 8, 5_000, 'four on the wire and four claimed ahead');
+    // On close the claims ahead go back; the hung attempts time out and record themselves.
+    await d.close();
+    expect(await claimedUnsent()).toBe(0);
+  } finally {
+    rx.fallback = { status: 200 };
+    await d.close();
+    await rx.close();
   }
 });
