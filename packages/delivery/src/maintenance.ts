@@ -26,8 +26,10 @@ export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, stat
     state.lastPurge = Date.now();
     await ensureDeliveryLogPartitions(deps.database.db, deps.now());
     const before = new Date(deps.now().getTime() - DELIVERY_LOG_RETENTION_MS);
-    purged = await purgeDeliveryLog(deps.database.db, before);
-    purged += await purgeMirrorLog(deps.database.db, before);
+    const log = await purgeDeliveryLog(deps.database.db, before);
+    purged = log.purged + (await purgeMirrorLog(deps.database.db, before));
+    // A partition the log was too busy to detach: the next pass tries again.
+    if (log.busy > 0) state.lastPurge = 0;
   }
   return { woken: overdue.length, purged };
 }

@@ -97,18 +97,30 @@ export async function runPipeline(
   // claim's read if that is fresh; an older one gives its claim back and is claimed again here.
   const claimAt = deps.now();
   const claim = new Date(claimAt.getTime() + claimMs(deps.config));
-  const held = await heldClaims(db, ahead?.claims, ids, Date.now());
-  const toClaim = ids.filter((id) => !held.has(id));
+  // The rows to claim ahead are registered before anything is awaited: a pipeline started
+  // meanwhile must not pick them too (two claims of one row, one of them held by nobody).
   const next = ahead?.next.map((r) => r.id) ?? [];
+  const nextClaimed = next.length > 0 ? holdAhead(ahead!, claim) : null;
   let claimed = new Map<string, DeliveryContext>();
-  if (toClaim.length > 0) {
-    const claiming = claimAndReadDeliveries(db, [...toClaim, ...next], claimAt, claim);
-    if (ahead) holdAhead(ahead, claiming, claim);
-    claimed = await claiming;
-  } else if (ahead && next.length > 0) {
-    const claiming = claimAndReadDeliveries(db, next, claimAt, claim);
-    holdAhead(ahead, claiming, claim);
-    claiming.catch((err: Error) => deps.logger.warn('claiming rows ahead failed; they are claimed when their slots come', { rows: next.length, error: err.message }));
+  let held = new Map<string, HeldClaim>();
+  let toClaim: readonly string[] = [];
+  let claimingNext: Promise<void> | null = null;
+  try {
+    held = await heldClaims(db, ahead?.claims, ids, Date.now());
+    toClaim = ids.filter((id) => !held.has(id));
+    if (toClaim.length > 0) {
+      claimed = await claimAndReadDeliveries(db, [...toClaim, ...next], claimAt, claim);
+      nextClaimed?.settle(claimed);
+    } else if (nextClaimed) {
+      // Every row of this pipeline was claimed ahead: the next ones are claimed while these go.
+      claimingNext = claimAndReadDeliveries(db, next, claimAt, claim).then(nextClaimed.settle, (err: Error) => {
+        nextClaimed.settle(new Map());
+        deps.logger.warn('claiming rows ahead failed; they are claimed when their slots come', { rows: next.length, error: err.message });
+      });
+    }
+  } finally {
+    // A stage that failed before the claim statement, or a statement that failed: nothing of `next` is claimed.
+    if (!claimingNext) nextClaimed?.settle(new Map());
   }
   const others = toClaim.filter((id) => !claimed.has(id));
   const unclaimed = others.length > 0 ? await loadDeliveryContexts(db, others) : new Map<string, DeliveryContext>();
@@ -191,18 +203,23 @@ async function heldClaims(db: Executor, claims: ClaimsAhead | undefined, ids: re
   return fresh;
 }
 
-/** Registers the rows of `ahead.next` as claimed ahead by `claiming` (the statement under way). */
-function holdAhead(ahead: NonNullable<Parameters<typeof runPipeline>[4]>, claiming: Promise<Map<string, DeliveryContext>>, claim: Date): void {
-  const settled = claiming.then(
-    (rows) => ({ rows, at: Date.now() }),
-    () => ({ rows: new Map<string, DeliveryContext>(), at: 0 }),
-  );
+/**
+ * Registers the rows of `ahead.next` as claimed ahead under `claim`, before their statement runs;
+ * `settle` gives them the statement's rows (the first call counts): a row it did not claim is
+ * held by no one.
+ */
+function holdAhead(ahead: NonNullable<Parameters<typeof runPipeline>[4]>, claim: Date): { settle: (rows: Map<string, DeliveryContext>) => void } {
+  let settle!: (rows: Map<string, DeliveryContext>) => void;
+  const settled = new Promise<{ rows: Map<string, DeliveryContext>; at: number }>((resolve) => {
+    settle = (rows) => resolve({ rows, at: Date.now() });
+  });
   for (const { id, accountId } of ahead.next) {
     ahead.claims.add(id, accountId, settled.then(({ rows, at }) => {
       const ctx = rows.get(id);
       return ctx ? { ctx, claim, at } : undefined;
     }));
   }
+  return { settle };
 }
 
 /** Gives the claims of rows that will not be sent now back (grouped by claim: one statement each). */

@@ -480,8 +480,12 @@ test('rows claimed ahead of their slots go out on their claim\'s read while it i
   const claims = new ClaimsAhead();
   const claimOf = async (id: string) => (await deliveriesOf(h, ep.id)).find((r) => r.id === id)!.claimedUntil;
 
-  // The first row's pipeline claims the next two ahead, in its own claim statement.
-  const [one] = await runPipeline(h.deps, transport, [first.id], undefined, { claims, next: [second, third].map((r) => ({ id: r.id, accountId: a.accountId })) });
+  // The first row's pipeline claims the next two ahead, in its own claim statement; they are
+  // known as claimed ahead at once, before the statement runs (a pipeline started meanwhile
+  // must not claim them too).
+  const starting = runPipeline(h.deps, transport, [first.id], undefined, { claims, next: [second, third].map((r) => ({ id: r.id, accountId: a.accountId })) });
+  expect(claims.has(second.id) && claims.has(third.id)).toBe(true);
+  const [one] = await starting;
   expect(await one).toMatchObject({ kind: 'done', status: 'delivered' });
   expect(claims.countOf(a.accountId)).toBe(2);
   const held = await claimOf(second.id);

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { sql, webhookBodies, webhookDeliveries } from '@teamchat/db';
-import { DELIVERY_LOG_RETENTION_MS, deliveryLogPartitions, foldEndpointHealth, newId, purgeDeliveryLog } from '@teamchat/core';
+import { Client } from 'pg';
+import { DELIVERY_LOG_RETENTION_MS, PURGE_LOCK_WAIT_MS, deliveryLogPartitions, foldEndpointHealth, newId, purgeDeliveryLog } from '@teamchat/core';
 import { bearer, newAccount, newKey, type Harness } from '../../../../test/support/harness';
 import { startReceiver, type Receiver } from '../../../../test/support/https-receiver';
 import { createEndpointRow, startWebhookHarness } from '../../../../test/support/webhooks';
@@ -70,7 +71,8 @@ test('the purge keeps exactly 30 days: whole old weeks dropped, a week with an o
   expect(droppedPartition).toMatch(/^webhook_deliveries_w\d{8}$/);
   expect(await partitionOf(ids.justIn)).not.toBe(await partitionOf(ids.recent));
 
-  const purged = await purgeDeliveryLog(db, new Date(cutoff));
+  const { purged, busy } = await purgeDeliveryLog(db, new Date(cutoff));
+  expect(busy).toBe(0);
   expect(purged).toBeGreaterThanOrEqual(2); // at least the dropped week's row and the old closed row
 
   // the whole old week is gone as a table (dropped, not deleted row by row)
@@ -111,4 +113,29 @@ test('a partition the purge detached but could not drop (its drop was cut short)
   expect((await deliveryLogPartitions(db)).map((p) => p.name)).not.toContain(name);
   await purgeDeliveryLog(db, new Date(Date.now() - DELIVERY_LOG_RETENTION_MS));
   expect((await db.execute(sql`SELECT to_regclass(${name}) AS t`)).rows[0].t).toBeNull();
+});
+
+test('the purge waits at most PURGE_LOCK_WAIT_MS for the log\'s lock (statements queue behind a waiting detach): a busy log leaves the week for the next pass, which detaches and drops it', async () => {
+  const db = h.deps.database.db;
+  const name = 'webhook_deliveries_w20200113';
+  await db.execute(sql.raw(`CREATE TABLE IF NOT EXISTS "${name}" PARTITION OF webhook_deliveries FOR VALUES FROM ('2020-01-13 00:00:00+00') TO ('2020-01-20 00:00:00+00')`));
+  const reader = new Client({ connectionString: h.deps.config.databaseUrl });
+  await reader.connect();
+  try {
+    // A transaction that read the log and is still open holds a lock the detach must wait for.
+    await reader.query('BEGIN');
+    await reader.query('SELECT 1 FROM webhook_deliveries LIMIT 1');
+    const started = Date.now();
+    const first = await purgeDeliveryLog(db, new Date(Date.now() - DELIVERY_LOG_RETENTION_MS));
+    expect(first.busy).toBeGreaterThanOrEqual(1);
+    // bounded by the lock wait (100 ms per busy week), not by the reader's transaction
+    expect(Date.now() - started).toBeLessThan(first.busy * PURGE_LOCK_WAIT_MS + 2_000);
+    expect((await deliveryLogPartitions(db)).map((p) => p.name)).toContain(name);
+    await reader.query('ROLLBACK');
+    const second = await purgeDeliveryLog(db, new Date(Date.now() - DELIVERY_LOG_RETENTION_MS));
+    expect(second.busy).toBe(0);
+    expect((await db.execute(sql`SELECT to_regclass(${name}) AS t`)).rows[0].t).toBeNull();
+  } finally {
+    await reader.end();
+  }
 });

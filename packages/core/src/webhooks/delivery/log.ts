@@ -102,17 +102,27 @@ export async function deliveryLogPartitions(db: Executor): Promise<Array<{ name:
 }
 
 /**
+ * How long the purge's detach of a partition waits for the log's lock. Every statement of the
+ * log that comes meanwhile queues behind the waiting detach (PostgreSQL's lock queue), so this
+ * is a stall of every delivery, the API's log reads included: a partition not detached within it
+ * is tried again at the next maintenance pass (5 s later), when the log may be quieter.
+ */
+export const PURGE_LOCK_WAIT_MS = 100;
+
+/**
  * Retention (spec: delivery log kept 30 days). Each weekly partition whose whole week is older
  * than `before` is detached and dropped (no row is deleted, nothing to vacuum), unless it still
  * holds open rows (never purged: an account suspended for weeks keeps its deliveries waiting),
  * in which case its closed rows are deleted in batches instead. Rows of the default partition
  * (outside every week) are deleted in batches the same way. Then bodies no attempt points to any
  * more, and the rollups' hours older than `before`. Detaching takes a brief exclusive lock on the
- * log: it waits at most `lockTimeoutMs` for running statements, else it is tried again at the next
- * pass. Answers the rows purged.
+ * log, and while it waits for running statements every new statement of the log queues behind
+ * it: so it waits at most `lockTimeoutMs` (PURGE_LOCK_WAIT_MS), else the partition is left
+ * (`busy`) for the next pass. Answers the rows purged and the partitions left busy.
  */
-export async function purgeDeliveryLog(db: Executor, before: Date, batch = 5000, lockTimeoutMs = 2000): Promise<number> {
+export async function purgeDeliveryLog(db: Executor, before: Date, batch = 5000, lockTimeoutMs = PURGE_LOCK_WAIT_MS): Promise<{ purged: number; busy: number }> {
   let purged = 0;
+  let busy = 0;
   for (const p of await deliveryLogPartitions(db)) {
     if (p.to.getTime() > before.getTime()) continue;
     const open = await db.execute(sql`SELECT 1 FROM ${sql.identifier(p.name)} WHERE status IN ('pending', 'retrying') LIMIT 1`);
@@ -125,7 +135,10 @@ export async function purgeDeliveryLog(db: Executor, before: Date, batch = 5000,
     // tables it references (webhook_bodies) while the detach holds the log, and a delivery
     // statement holding those in the other order (it reads the log and the bodies) deadlocked
     // with it. Once detached, no statement of the log reaches the table.
-    if (!(await withLockTimeout(db, lockTimeoutMs, sql`ALTER TABLE webhook_deliveries DETACH PARTITION ${sql.identifier(p.name)}`))) continue;
+    if (!(await withLockTimeout(db, lockTimeoutMs, sql`ALTER TABLE webhook_deliveries DETACH PARTITION ${sql.identifier(p.name)}`))) {
+      busy += 1;
+      continue;
+    }
     purged += Number(rows.rows[0]?.n ?? 0);
   }
   // Partitions detached here (now or by an earlier pass whose drop was cut short) are dropped.
@@ -138,7 +151,7 @@ export async function purgeDeliveryLog(db: Executor, before: Date, batch = 5000,
          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.body_id = b2.id)
        LIMIT ${batch})`);
   await db.execute(sql`DELETE FROM webhook_endpoint_hours WHERE hour < ${before}`);
-  return purged;
+  return { purged, busy };
 }
 
 /** Runs one DDL statement waiting at most `lockTimeoutMs` for its locks: false when it could not have them (busy; the next pass tries again). */
