@@ -11,8 +11,9 @@ async function main(): Promise<void> {
   // The operations port answers at once (/readyz 503 while warming); the engine starts warm
   // (docs/operations.md "Readiness").
   const ops = await startOpsServer(deps, config.workerOpsPort);
-  await deps.warmth.run(engineWarmUp(deps), deps.logger);
-  const worker = startWorker(deps);
+  const retention = { lastPurge: 0 };
+  await deps.warmth.run(engineWarmUp(deps, retention), deps.logger);
+  const worker = startWorker(deps, { webhooks: { lastPurge: retention.lastPurge } });
   deps.logger.info('worker started', { ops_port: ops.port });
   onShutdownSignals({
     logger: deps.logger,

@@ -21,15 +21,23 @@ export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, stat
   await queues.wakeAccounts(overdue);
   await foldEndpointHealth(deps.database.db);
   await analyzeChangedLogPartitions(deps.database.db);
-  let purged = 0;
-  if (Date.now() - state.lastPurge >= PURGE_EVERY_MS) {
-    state.lastPurge = Date.now();
-    await ensureDeliveryLogPartitions(deps.database.db, deps.now());
-    const before = new Date(deps.now().getTime() - DELIVERY_LOG_RETENTION_MS);
-    const log = await purgeDeliveryLog(deps.database.db, before);
-    purged = log.purged + (await purgeMirrorLog(deps.database.db, before));
-    // A partition the log was too busy to detach: the next pass tries again.
-    if (log.busy > 0) state.lastPurge = 0;
-  }
+  const purged = Date.now() - state.lastPurge >= PURGE_EVERY_MS ? await retentionPass(deps, state) : 0;
   return { woken: overdue.length, purged };
+}
+
+/**
+ * The hourly part of a maintenance pass: the log's weekly partitions made ahead, the 30-day purge
+ * of the webhook delivery log (dropping whole weeks) and of the mirrors' delivery log. A week the
+ * log was too busy to detach (PURGE_LOCK_WAIT_MS) is tried again at the next pass. The worker
+ * also runs it once in its warm-up, before it is ready (warm-up.ts): a fresh install's first
+ * purge detaches the weeks its migration made 35 days back, and a detach stalls the log's
+ * statements while it waits.
+ */
+export async function retentionPass(deps: Deps, state: { lastPurge: number }): Promise<number> {
+  state.lastPurge = Date.now();
+  await ensureDeliveryLogPartitions(deps.database.db, deps.now());
+  const before = new Date(deps.now().getTime() - DELIVERY_LOG_RETENTION_MS);
+  const log = await purgeDeliveryLog(deps.database.db, before);
+  if (log.busy > 0) state.lastPurge = 0;
+  return log.purged + (await purgeMirrorLog(deps.database.db, before));
 }

@@ -103,7 +103,7 @@ export async function runPipeline(
   const nextClaimed = next.length > 0 ? holdAhead(ahead!, claim) : null;
   let claimed = new Map<string, DeliveryContext>();
   let held = new Map<string, HeldClaim>();
-  let toClaim: readonly string[] = [];
+  let toClaim: readonly string[];
   let claimingNext: Promise<void> | null = null;
   try {
     held = await heldClaims(db, ahead?.claims, ids, Date.now());

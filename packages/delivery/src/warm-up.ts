@@ -1,6 +1,7 @@
 import { RedisScript, type Deps, type WarmUpStep } from '@teamchat/core';
 import { prepareStatements } from '@teamchat/db';
 import { fanOutEvents, unrelayedEvents } from './fan-out';
+import { retentionPass } from './maintenance';
 import { runPipeline } from './pipeline';
 import { WebhookTransport } from './transport';
 
@@ -11,9 +12,11 @@ const NO_ROW = 'warm-up-no-such-row';
  * The worker's warm-up (docs/operations.md "Readiness"), run before the engine starts and before
  * /readyz answers 200: every pool connection opened with every named statement prepared on it,
  * the Redis scripts loaded, and one dry pass of the relay's scan, the fan-out and the attempt
- * pipeline over a row that does not exist (their code loaded and run, nothing written).
+ * pipeline over a row that does not exist (their code loaded and run, nothing written); then
+ * the maintenance's retention pass (maintenance.ts), whose time goes into `state` for the engine
+ * (DeliveryEngineOptions.lastPurge), so its detaches of old weeks happen before any traffic.
  */
-export function engineWarmUp(deps: Deps): WarmUpStep[] {
+export function engineWarmUp(deps: Deps, state: { lastPurge: number } = { lastPurge: 0 }): WarmUpStep[] {
   return [
     { name: 'postgres', run: () => prepareStatements(deps.database.pool, deps.database.pool.options.max ?? 10) },
     { name: 'redis_scripts', run: () => RedisScript.loadAll(deps.redis) },
@@ -30,5 +33,6 @@ export function engineWarmUp(deps: Deps): WarmUpStep[] {
         }
       },
     },
+    { name: 'retention', run: async () => { await retentionPass(deps, state); } },
   ];
 }

@@ -1,9 +1,10 @@
 import http from 'node:http';
-import { createDeps, startOpsServer, waitReady, type Deps } from '@teamchat/core';
+import { DELIVERY_LOG_RETENTION_MS, createDeps, deliveryLogPartitions, startOpsServer, waitReady, type Deps } from '@teamchat/core';
 import { engineWarmUp } from '@teamchat/delivery';
 import { createApp } from '../../src/app';
 import { apiWarmUp } from '../../src/warm-up';
 import { startHarness, type Harness } from '../../../../test/support/harness';
+import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
 
 /** The /readyz body (docs/operations.md, "Readiness"). */
 type Readyz = { checks: Record<string, string> };
@@ -83,22 +84,33 @@ test('the API process: /readyz is 503 (warm: pending) on both hosts until the wa
   }
 });
 
-test('the worker process: its operations port answers /readyz 503 until the engine warm-up (statements, scripts, dry passes of relay scan, fan-out and pipeline) ran, then 200', async () => {
-  const deps = createDeps(h.deps.config, 'worker', { serving: true, poolSize: 3 });
+test('the worker process: its operations port answers /readyz 503 until the engine warm-up (statements, scripts, dry passes of relay scan, fan-out and pipeline, the retention pass) ran, then 200', async () => {
+  // A database of its own: the retention pass detaches the weeks older than 30 days, which a
+  // test sharing the run's database may be writing into.
+  const db = await createMigratedDatabase('teamchat_warmup');
+  const deps = createDeps({ ...h.deps.config, databaseUrl: db.url }, 'worker', { serving: true, poolSize: 3 });
+  const old = async () => (await deliveryLogPartitions(deps.database.db)).filter((p) => p.to.getTime() <= Date.now() - DELIVERY_LOG_RETENTION_MS);
+  // the migration made weeks from 35 days back: at least one lies wholly outside the 30 days
+  expect((await old()).length).toBeGreaterThan(0);
   await waitReady(deps.redis);
   const ops = await startOpsServer(deps, 0, '127.0.0.1');
   try {
     const cold = await fetch(`http://127.0.0.1:${ops.port}/readyz`);
     expect(cold.status).toBe(503);
     expect(((await cold.json()) as Readyz).checks.warm).toBe('pending');
-    await deps.warmth.run(engineWarmUp(deps), deps.logger);
+    const retention = { lastPurge: 0 };
+    await deps.warmth.run(engineWarmUp(deps, retention), deps.logger);
     expect((await fetch(`http://127.0.0.1:${ops.port}/readyz`)).status).toBe(200);
     for (const names of await preparedPerConnection(deps)) {
       for (const name of ['webhook_fanout_read_many', 'webhook_fanout_write', 'webhook_claim_and_read', 'webhook_unrelayed_read', 'webhook_close_delivered_claims']) expect(names.has(name)).toBe(true);
     }
+    // the retention pass ran before ready (the engine's hourly one counts from it)
+    expect(retention.lastPurge).toBeGreaterThan(0);
+    expect(await old()).toEqual([]);
   } finally {
     await ops.close();
     await deps.close();
+    await dropDatabase(db.name);
   }
 });
 
