@@ -47,7 +47,10 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
   // Ready once the entrypoint logs that its loops started.
   const deadline = Date.now() + 30_000;
   while (!out.includes('worker started')) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not start (${child.exitCode}): ${out}`);
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL'); // a late starter must not go on working beside the next tests
+      throw new Error(`worker did not start (${child.exitCode}): ${out}`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   return {

@@ -11,9 +11,8 @@ async function main(): Promise<void> {
   // The operations port answers at once (/readyz 503 while warming); the engine starts warm
   // (docs/operations.md "Readiness").
   const ops = await startOpsServer(deps, config.workerOpsPort);
-  const retention = { lastPurge: 0 };
-  await deps.warmth.run(engineWarmUp(deps, retention), deps.logger);
-  const worker = startWorker(deps, { webhooks: { lastPurge: retention.lastPurge } });
+  await deps.warmth.run(engineWarmUp(deps), deps.logger);
+  const worker = startWorker(deps);
   deps.logger.info('worker started', { ops_port: ops.port });
   onShutdownSignals({
     logger: deps.logger,

@@ -20,8 +20,6 @@ export interface DeliveryEngineOptions {
   accountIds?: readonly string[];
   /** the channel mirrors' sender (docs/mirrors.md) */
   mirrors?: Omit<MirrorSenderOptions, 'accountIds'>;
-  /** when the last retention pass ran (Date.now(); the warm-up's: engineWarmUp); default never */
-  lastPurge?: number;
 }
 
 export interface DeliveryEngine {
@@ -52,7 +50,7 @@ export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions =
   // Channel mirrors: a second kind of target, sent through this engine's dispatcher (lanes,
   // in-flight slots) on its transport (docs/mirrors.md "Sending").
   const mirrors = startMirrorSender(deps, dispatcher, transport, { accountIds: options.accountIds, ...options.mirrors });
-  const state = { lastPurge: options.lastPurge ?? 0 };
+  const state = { lastPurge: 0 };
   let busy = false;
   const maintain = () => webhookMaintenance(deps, queues, state, options.accountIds);
   const timer = setInterval(() => {

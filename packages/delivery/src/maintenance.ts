@@ -28,12 +28,9 @@ export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, stat
 /**
  * The hourly part of a maintenance pass: the log's weekly partitions made ahead, the 30-day purge
  * of the webhook delivery log (dropping whole weeks) and of the mirrors' delivery log. A week the
- * log was too busy to detach (PURGE_LOCK_WAIT_MS) is tried again at the next pass. The worker
- * also runs it once in its warm-up, before it is ready (warm-up.ts): a fresh install's first
- * purge detaches the weeks its migration made 35 days back, and a detach stalls the log's
- * statements while it waits.
+ * log was too busy to detach (PURGE_LOCK_WAIT_MS) is tried again at the next pass.
  */
-export async function retentionPass(deps: Deps, state: { lastPurge: number }): Promise<number> {
+async function retentionPass(deps: Deps, state: { lastPurge: number }): Promise<number> {
   state.lastPurge = Date.now();
   await ensureDeliveryLogPartitions(deps.database.db, deps.now());
   const before = new Date(deps.now().getTime() - DELIVERY_LOG_RETENTION_MS);

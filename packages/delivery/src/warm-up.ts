@@ -1,7 +1,6 @@
-import { RedisScript, type Deps, type WarmUpStep } from '@teamchat/core';
+import { DELIVERY_LOG_RETENTION_MS, RedisScript, detachExpiredLogWeeks, type Deps, type WarmUpStep } from '@teamchat/core';
 import { prepareStatements } from '@teamchat/db';
 import { fanOutEvents, unrelayedEvents } from './fan-out';
-import { retentionPass } from './maintenance';
 import { runPipeline } from './pipeline';
 import { WebhookTransport } from './transport';
 
@@ -13,10 +12,12 @@ const NO_ROW = 'warm-up-no-such-row';
  * /readyz answers 200: every pool connection opened with every named statement prepared on it,
  * the Redis scripts loaded, and one dry pass of the relay's scan, the fan-out and the attempt
  * pipeline over a row that does not exist (their code loaded and run, nothing written); then
- * the maintenance's retention pass (maintenance.ts), whose time goes into `state` for the engine
- * (DeliveryEngineOptions.lastPurge), so its detaches of old weeks happen before any traffic.
+ * the log's weeks past the 30 days detached and dropped (detachExpiredLogWeeks: each detach
+ * waits at most PURGE_LOCK_WAIT_MS for its lock, and nothing else is purged here), so a fresh
+ * install's first detaches, which hold up the log's statements while they wait, come before any
+ * traffic. The rest of the purge is the maintenance's, hourly.
  */
-export function engineWarmUp(deps: Deps, state: { lastPurge: number } = { lastPurge: 0 }): WarmUpStep[] {
+export function engineWarmUp(deps: Deps): WarmUpStep[] {
   return [
     { name: 'postgres', run: () => prepareStatements(deps.database.pool, deps.database.pool.options.max ?? 10) },
     { name: 'redis_scripts', run: () => RedisScript.loadAll(deps.redis) },
@@ -33,6 +34,6 @@ export function engineWarmUp(deps: Deps, state: { lastPurge: number } = { lastPu
         }
       },
     },
-    { name: 'retention', run: async () => { await retentionPass(deps, state); } },
+    { name: 'log_weeks', run: async () => { await detachExpiredLogWeeks(deps.database.db, new Date(deps.now().getTime() - DELIVERY_LOG_RETENTION_MS)); } },
   ];
 }

@@ -121,13 +121,34 @@ export const PURGE_LOCK_WAIT_MS = 100;
  * (`busy`) for the next pass. Answers the rows purged and the partitions left busy.
  */
 export async function purgeDeliveryLog(db: Executor, before: Date, batch = 5000, lockTimeoutMs = PURGE_LOCK_WAIT_MS): Promise<{ purged: number; busy: number }> {
+  const weeks = await detachExpiredLogWeeks(db, before, lockTimeoutMs, batch);
+  let purged = weeks.purged;
+  purged += await deleteClosedRows(db, sql.identifier('webhook_deliveries_default'), before, batch);
+  await db.execute(sql`
+    DELETE FROM webhook_bodies b WHERE b.id IN (
+      SELECT b2.id FROM webhook_bodies b2
+       WHERE b2.created_at < ${before}
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.body_id = b2.id)
+       LIMIT ${batch})`);
+  await db.execute(sql`DELETE FROM webhook_endpoint_hours WHERE hour < ${before}`);
+  return { purged, busy: weeks.busy };
+}
+
+/**
+ * The purge's weeks (purgeDeliveryLog): each week older than `before` detached and dropped, each
+ * DDL statement waiting at most `lockTimeoutMs` for its locks (a week left busy is counted). A
+ * week that still holds open rows has its closed rows deleted in batches instead, unless
+ * `batch` is 0 (the worker's warm-up: nothing that could wait on another transaction's row
+ * locks, so it never holds a starting process up). Answers the rows purged and the weeks left busy.
+ */
+export async function detachExpiredLogWeeks(db: Executor, before: Date, lockTimeoutMs = PURGE_LOCK_WAIT_MS, batch = 0): Promise<{ purged: number; busy: number }> {
   let purged = 0;
   let busy = 0;
   for (const p of await deliveryLogPartitions(db)) {
     if (p.to.getTime() > before.getTime()) continue;
     const open = await db.execute(sql`SELECT 1 FROM ${sql.identifier(p.name)} WHERE status IN ('pending', 'retrying') LIMIT 1`);
     if (open.rows.length > 0) {
-      purged += await deleteClosedRows(db, sql.identifier(p.name), before, batch);
+      if (batch > 0) purged += await deleteClosedRows(db, sql.identifier(p.name), before, batch);
       continue;
     }
     const rows = await db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM ${sql.identifier(p.name)}`);
@@ -143,14 +164,6 @@ export async function purgeDeliveryLog(db: Executor, before: Date, batch = 5000,
   }
   // Partitions detached here (now or by an earlier pass whose drop was cut short) are dropped.
   for (const name of await detachedLogPartitions(db)) await withLockTimeout(db, lockTimeoutMs, sql`DROP TABLE ${sql.identifier(name)}`);
-  purged += await deleteClosedRows(db, sql.identifier('webhook_deliveries_default'), before, batch);
-  await db.execute(sql`
-    DELETE FROM webhook_bodies b WHERE b.id IN (
-      SELECT b2.id FROM webhook_bodies b2
-       WHERE b2.created_at < ${before}
-         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.body_id = b2.id)
-       LIMIT ${batch})`);
-  await db.execute(sql`DELETE FROM webhook_endpoint_hours WHERE hour < ${before}`);
   return { purged, busy };
 }
 
