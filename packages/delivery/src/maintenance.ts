@@ -6,6 +6,13 @@ import { overdueAccounts } from './sweep';
 export const OVERDUE_GRACE_MS = 10_000;
 /** How often the delivery log purge runs (it deletes in batches, so a pass stays short). */
 export const PURGE_EVERY_MS = 60 * 60_000;
+/**
+ * The first purge of a started engine runs this long after its start, not in its first seconds:
+ * those carry a restarted worker's backlog and the first posts, and the purge's deletes compete
+ * with them for the cores and the WAL (the expired weeks themselves are detached in the worker's
+ * warm-up, warm-up.ts).
+ */
+export const PURGE_FIRST_AFTER_MS = 60_000;
 
 /**
  * The webhook half of a maintenance pass. The database is the truth: an account with open rows
