@@ -171,7 +171,7 @@ class Lane {
   /**
    * Up to `n` of the rows `take` would hand out next, of endpoints whose last answer was quick
    * (RecentAnswers), the endpoints in turn, not taken: the rows to claim ahead. Rows for which
-   * `skip` holds (claimed ahead already, another kind of target) are passed over.
+   * `skip` holds (claimed ahead already) are passed over.
    */
   peek(n: number, skip: (id: string) => boolean): string[] {
     const out: string[] = [];
@@ -506,7 +506,8 @@ export class Dispatcher {
       else perLane.set(lane, { accountId: row.accountId, n: 1 });
     }
     const next: Array<{ id: string; accountId: string }> = [];
-    const skip = (id: string) => this.ahead.has(id) || this.sends.has(id);
+    // (A send of another kind of target is never peeked: its endpoint, the target, is never quick.)
+    const skip = (id: string) => this.ahead.has(id);
     for (const [lane, { accountId, n }] of perLane) {
       const want = Math.min(n, lane.share - this.ahead.countOf(accountId));
       if (want > 0 && lane.size > 0) for (const id of lane.peek(want, skip)) next.push({ id, accountId });

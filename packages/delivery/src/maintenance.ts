@@ -23,12 +23,12 @@ export const PURGE_FIRST_AFTER_MS = 60_000;
  * weekly partitions are made ahead and the 30-day purge of the webhook delivery log (dropping
  * whole weeks) and of the mirrors' delivery log (the same retention) runs.
  */
-export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, state: { lastPurge: number }, accountIds?: readonly string[]): Promise<{ woken: number; purged: number }> {
+export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, state: { nextPurgeAt: number }, accountIds?: readonly string[]): Promise<{ woken: number; purged: number }> {
   const overdue = await overdueAccounts(deps.database.db, deps.now(), OVERDUE_GRACE_MS, accountIds);
   await queues.wakeAccounts(overdue);
   await foldEndpointHealth(deps.database.db);
   await analyzeChangedLogPartitions(deps.database.db);
-  const purged = Date.now() - state.lastPurge >= PURGE_EVERY_MS ? await retentionPass(deps, state) : 0;
+  const purged = Date.now() >= state.nextPurgeAt ? await retentionPass(deps, state) : 0;
   return { woken: overdue.length, purged };
 }
 
@@ -37,11 +37,11 @@ export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, stat
  * of the webhook delivery log (dropping whole weeks) and of the mirrors' delivery log. A week the
  * log was too busy to detach (PURGE_LOCK_WAIT_MS) is tried again at the next pass.
  */
-async function retentionPass(deps: Deps, state: { lastPurge: number }): Promise<number> {
-  state.lastPurge = Date.now();
+async function retentionPass(deps: Deps, state: { nextPurgeAt: number }): Promise<number> {
+  state.nextPurgeAt = Date.now() + PURGE_EVERY_MS;
   await ensureDeliveryLogPartitions(deps.database.db, deps.now());
   const before = new Date(deps.now().getTime() - DELIVERY_LOG_RETENTION_MS);
   const log = await purgeDeliveryLog(deps.database.db, before);
-  if (log.busy > 0) state.lastPurge = 0;
+  if (log.busy > 0) state.nextPurgeAt = Date.now();
   return log.purged + (await purgeMirrorLog(deps.database.db, before));
 }

@@ -121,8 +121,9 @@ export const PURGE_LOCK_WAIT_MS = 100;
  * (`busy`) for the next pass. Answers the rows purged and the partitions left busy.
  */
 export async function purgeDeliveryLog(db: Executor, before: Date, batch = 5000, lockTimeoutMs = PURGE_LOCK_WAIT_MS): Promise<{ purged: number; busy: number }> {
-  const weeks = await detachExpiredLogWeeks(db, before, lockTimeoutMs, batch);
+  const weeks = await detachExpiredLogWeeks(db, before, lockTimeoutMs);
   let purged = weeks.purged;
+  for (const name of weeks.open) purged += await deleteClosedRows(db, sql.identifier(name), before, batch);
   purged += await deleteClosedRows(db, sql.identifier('webhook_deliveries_default'), before, batch);
   await db.execute(sql`
     DELETE FROM webhook_bodies b WHERE b.id IN (
@@ -135,20 +136,21 @@ export async function purgeDeliveryLog(db: Executor, before: Date, batch = 5000,
 }
 
 /**
- * The purge's weeks (purgeDeliveryLog): each week older than `before` detached and dropped, each
- * DDL statement waiting at most `lockTimeoutMs` for its locks (a week left busy is counted). A
- * week that still holds open rows has its closed rows deleted in batches instead, unless
- * `batch` is 0 (the worker's warm-up: nothing that could wait on another transaction's row
- * locks, so it never holds a starting process up). Answers the rows purged and the weeks left busy.
+ * The purge's weeks (purgeDeliveryLog; alone, the worker's warm-up): each week older than
+ * `before` detached and dropped, each DDL statement waiting at most `lockTimeoutMs` for its locks,
+ * and nothing else, so it never waits on another transaction for longer. Answers the rows
+ * dropped, the weeks left busy, and the weeks kept because they still hold open rows (never
+ * dropped: the purge deletes their closed rows instead).
  */
-export async function detachExpiredLogWeeks(db: Executor, before: Date, lockTimeoutMs = PURGE_LOCK_WAIT_MS, batch = 0): Promise<{ purged: number; busy: number }> {
+export async function detachExpiredLogWeeks(db: Executor, before: Date, lockTimeoutMs = PURGE_LOCK_WAIT_MS): Promise<{ purged: number; busy: number; open: string[] }> {
   let purged = 0;
   let busy = 0;
+  const open: string[] = [];
   for (const p of await deliveryLogPartitions(db)) {
     if (p.to.getTime() > before.getTime()) continue;
-    const open = await db.execute(sql`SELECT 1 FROM ${sql.identifier(p.name)} WHERE status IN ('pending', 'retrying') LIMIT 1`);
-    if (open.rows.length > 0) {
-      if (batch > 0) purged += await deleteClosedRows(db, sql.identifier(p.name), before, batch);
+    const openRow = await db.execute(sql`SELECT 1 FROM ${sql.identifier(p.name)} WHERE status IN ('pending', 'retrying') LIMIT 1`);
+    if (openRow.rows.length > 0) {
+      open.push(p.name);
       continue;
     }
     const rows = await db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM ${sql.identifier(p.name)}`);
@@ -164,7 +166,7 @@ export async function detachExpiredLogWeeks(db: Executor, before: Date, lockTime
   }
   // Partitions detached here (now or by an earlier pass whose drop was cut short) are dropped.
   for (const name of await detachedLogPartitions(db)) await withLockTimeout(db, lockTimeoutMs, sql`DROP TABLE ${sql.identifier(name)}`);
-  return { purged, busy };
+  return { purged, busy, open };
 }
 
 /** Runs one DDL statement waiting at most `lockTimeoutMs` for its locks: false when it could not have them (busy; the next pass tries again). */
