@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RedisScript, newSecret, type Deps, type WarmUpStep } from '@teamchat/core';
 import { prepareStatements } from '@teamchat/db';
+import { warmUpPosts } from './warm-up-posts';
 
 /** Rounds of internal requests per host at warm-up: enough to run every lazy first-time path of the request pipeline. */
 const WARM_ROUNDS = 20;
@@ -23,7 +24,8 @@ function call(port: number, method: string, path: string, headers: Record<string
  * before /readyz answers 200: every pool connection opened with every named statement prepared
  * on it, the Redis scripts loaded, and internal requests through both hosts' real servers (the
  * probes, and an authenticated route with an unknown credential, which runs the body parser,
- * the credential statement and the error handler). Nothing is written.
+ * the credential statement and the error handler), then WARM_UP_POSTS authenticated posts through
+ * the API host's app in a transaction rolled back (warm-up-posts.ts). Nothing is written.
  */
 export function apiWarmUp(deps: Deps, servers: { api: http.Server; web: http.Server }): WarmUpStep[] {
   const port = (s: http.Server) => (s.address() as AddressInfo).port;
@@ -46,5 +48,6 @@ export function apiWarmUp(deps: Deps, servers: { api: http.Server; web: http.Ser
         }
       },
     },
+    { name: 'posts', run: async () => { await warmUpPosts(deps); } },
   ];
 }

@@ -3,6 +3,7 @@ import { DELIVERY_LOG_RETENTION_MS, createDeps, deliveryLogPartitions, startOpsS
 import { engineWarmUp } from '@teamchat/delivery';
 import { createApp } from '../../src/app';
 import { apiWarmUp } from '../../src/warm-up';
+import { warmUpPosts } from '../../src/warm-up-posts';
 import { startHarness, type Harness } from '../../../../test/support/harness';
 import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
 
@@ -110,6 +111,14 @@ test('the worker process: its operations port answers /readyz 503 until the engi
     await deps.close();
     await dropDatabase(db.name);
   }
+});
+
+test('the API warm-up posts go through the real app and leave nothing: no account, key, channel, message or event committed', async () => {
+  const count = async (table: string) => Number((await h.deps.database.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
+  const tables = ['accounts', 'users', 'credentials', 'channels', 'messages', 'events'];
+  const before = await Promise.all(tables.map(count));
+  expect(await warmUpPosts(h.deps, 12)).toBe(12);
+  expect(await Promise.all(tables.map(count))).toEqual(before);
 });
 
 test('deps made for tests and tools are warm from the start', () => {

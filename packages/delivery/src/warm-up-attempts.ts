@@ -1,0 +1,110 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { claimMs, generateSigningSecret, newId, sealWebhookSecret, type DeliveryContext, type Deps, type VettedUrl } from '@teamchat/core';
+import { planFanOut } from './fan-out';
+import { record } from './pipeline';
+import { prepareEndpoint, sendPrepared } from './send';
+import type { FanOutRead } from './statements';
+import { WebhookTransport } from './transport';
+
+/**
+ * Attempts the worker makes at warm-up, before it is ready: enough for V8 to compile the
+ * per-delivery code (render, sign, the HTTP client and its parser, the record statements'
+ * JavaScript) before the first real delivery pays for it. Measured: without them the first
+ * ~500 ms of deliveries to a new endpoint on a fresh worker took 70-170 ms from fan-out to
+ * receiver, against ~12 ms once warm (docs/performance.md "As users see it").
+ */
+export const WARM_UP_ATTEMPTS = 400;
+/** Warm-up attempts on the wire at once (several connections, as real load opens). */
+const WARM_UP_CONCURRENCY = 8;
+
+/**
+ * Runs WARM_UP_ATTEMPTS attempts through the real stages on rows that exist only in memory:
+ * fan-out's plan (match, render) over an event read made here, the URL guard, then send to a
+ * receiver of this process's own (plain HTTP on loopback, started here and closed after; the
+ * guard's verdict is not used for it, so nothing is ever sent anywhere else), then the record
+ * stage, whose statements are fenced on rows that do not exist in the database: they change
+ * nothing. One in four answers is a 500, so the failure path's record runs too. Nothing is
+ * written to PostgreSQL or Redis, no unit is charged, no metric counts an attempt. Answers the
+ * requests the warm-up's receiver answered.
+ */
+export async function warmUpAttempts(deps: Deps, attempts = WARM_UP_ATTEMPTS): Promise<number> {
+  let answered = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      answered += 1;
+      res.writeHead(answered % 4 === 0 ? 500 : 200, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const transport = new WebhookTransport(deps.config);
+  const target: VettedUrl = { url: new URL(`http://127.0.0.1:${port}/warm-up`), address: '127.0.0.1', family: 4 };
+  const endpoint = warmUpEndpoint(deps);
+  try {
+    let next = 0;
+    const lane = async () => {
+      while (next < attempts) {
+        next += 1;
+        await attempt(deps, transport, target, endpoint, next);
+      }
+    };
+    await Promise.all(Array.from({ length: WARM_UP_CONCURRENCY }, lane));
+    return answered;
+  } finally {
+    await transport.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+async function attempt(deps: Deps, transport: WebhookTransport, target: VettedUrl, endpoint: DeliveryContext['endpoint'], n: number): Promise<void> {
+  const now = deps.now();
+  const event = warmUpEvent(endpoint, n, now);
+  const plan = await planFanOut(deps, [event.id], [event]);
+  const row = plan.rows[0];
+  const ctx: DeliveryContext = {
+    row: {
+      id: row.id, seq: 0, accountId: row.accountId, endpointId: row.endpointId, eventId: row.eventId, eventType: row.eventType, bodyId: row.bodyId,
+      kind: 'event', chainId: row.id, attempt: 1, status: 'pending', nextRetryAt: null, claimedUntil: null, responseStatus: null, latencyMs: null, error: null,
+      eventCreatedAt: row.eventCreatedAt, createdAt: now, attemptedAt: null,
+    },
+    endpoint,
+    account: { id: endpoint.accountId, plan: 'free', state: 'active' },
+    body: row.body,
+  };
+  // The guard and the secrets as a real attempt prepares them; the send goes to this process's receiver only.
+  const prepared = await prepareEndpoint(deps.config, endpoint, now);
+  const sent = await sendPrepared(transport, ctx, { ...prepared, target, refusal: null }, now);
+  await record(deps, ctx, new Date(now.getTime() + claimMs(deps.config)), sent);
+}
+
+/**
+ * The endpoint of the warm-up's rows. Its URL's name resolves from the hosts file (no network
+ * lookup) to loopback, which the guard refuses unless WEBHOOK_ALLOWED_HOSTS lets it; either way
+ * the attempts go to the warm-up's own receiver, never to this URL.
+ */
+function warmUpEndpoint(deps: Deps): DeliveryContext['endpoint'] {
+  const now = deps.now();
+  return {
+    id: newId('webhook'), seq: 0, accountId: newId('account'), createdByUserId: newId('user'), createdVia: 'api_key',
+    url: 'https://localhost/warm-up', events: ['message.posted'], allChannels: true, channelIds: [], payload: 'text',
+    enabled: true, disabledReason: null, enabledAt: now, disabledAt: null,
+    secretEnc: sealWebhookSecret(deps.config, generateSigningSecret()), secretPendingReveal: false, previousSecretEnc: null, previousValidUntil: null, authorizationEnc: null,
+    failingSince: null, lastSuccessAt: null, lastFailureAt: null, version: 1, createdAt: now, updatedAt: now, deletedAt: null,
+  };
+}
+
+/** A `message.posted` event as the fan-out's read gives it, with the warm-up endpoint as its account's one endpoint. */
+function warmUpEvent(endpoint: DeliveryContext['endpoint'], n: number, now: Date): FanOutRead {
+  const channel = newId('channel');
+  return {
+    id: newId('event'), seq: String(n), account_id: endpoint.accountId, type: 'message.posted', channel_id: channel, created_at: now, relayed_at: null,
+    data: {
+      channel: { id: channel, kind: 'channel' }, ts: `${Math.floor(now.getTime() / 1000)}.${String(n).padStart(6, '0')}`, author: newId('identity'), thread_ts: null,
+      session: null, links_count: 0, attachments_count: 0, mentions: [], broadcast: false,
+      content: { text: `warm-up message ${n}: an ordinary line of chat`, links: [] },
+    },
+    endpoints: [{ id: endpoint.id, payload: endpoint.payload, events: endpoint.events, all_channels: endpoint.allChannels, channel_ids: endpoint.channelIds }],
+  };
+}
