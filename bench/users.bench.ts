@@ -38,6 +38,8 @@ const MODES = (process.env.BENCH_USERS_MODES ?? 'npm-start,compiled').split(',')
 const ECHO_S = num('BENCH_DURATION', 10);
 const ECHO_WARMUP_S = num('BENCH_WARMUP', 2);
 const CONNECTIONS = num('BENCH_CONNECTIONS', 32);
+/** BENCH_USERS_DUMP=<path>: each post of the latency part as one line of <path>.<mode>.tsv (dumpPosts) */
+const DUMP = process.env.BENCH_USERS_DUMP;
 /** BENCH_USERS_ONLY=latency,post8 picks the parts */
 const ONLY = process.env.BENCH_USERS_ONLY?.split(',');
 const want = (id: string) => !ONLY || ONLY.includes(id);
@@ -81,6 +83,25 @@ async function stagesOf(deps: core.Deps, p: Sent, arrivalAt: number): Promise<st
   if (!r) return 'its rows were not found';
   const at = (d: Date | null) => (d ? `+${r1(new Date(d).getTime() - p.sentAt)}` : '?');
   return `post's transaction ${at(r.created_at)} → API 2xx at the client +${r1(p.answeredAt - p.sentAt)} → fan-out written (relayed_at) ${at(r.relayed_at)} → at the receiver +${r1(arrivalAt - p.sentAt)} → recorded (attempted_at) ${at(r.attempted_at)}`;
+}
+
+/**
+ * Every post of a latency run, one tab-separated line each, in ms: sent (after the run's start),
+ * then after its send: the API's 2xx, the arrival, the event's commit (created_at), the fan-out's
+ * write (relayed_at), the attempt recorded (attempted_at); empty where there is none. Shows when
+ * in the run the slow deliveries were, and at which stage.
+ */
+async function dumpPosts(deps: core.Deps, file: string, accountId: string, t0: number, sent: Sent[], arrivals: Map<string, Arrival>): Promise<void> {
+  const rows = new Map((await deps.database.db.execute<{ k: string; c: Date; r: Date | null; a: Date | null }>(sql`
+    SELECT e.channel_id || '|' || (e.data->>'ts') AS k, e.created_at AS c, e.relayed_at AS r, d.attempted_at AS a
+      FROM events e JOIN webhook_deliveries d ON d.event_id = e.id AND d.attempt = 1
+     WHERE e.account_id = ${accountId} AND e.type = 'message.posted'`)).rows.map((x) => [x.k, x]));
+  const after = (d: Date | null | undefined, from: number) => (d ? r1(new Date(d).getTime() - from) : '');
+  fs.writeFileSync(file, sent.map((p) => {
+    const a = arrivals.get(p.key);
+    const x = rows.get(p.key);
+    return [r1(p.sentAt - t0), r1(p.answeredAt - p.sentAt), a ? r1(a.at - p.sentAt) : '', after(x?.c, p.sentAt), after(x?.r, p.sentAt), after(x?.a, p.sentAt)].join('\t');
+  }).join('\n'));
 }
 
 /** The worker's stage histogram (teamchat_webhook_stage_seconds): sum and count per stage. */
@@ -160,6 +181,7 @@ export default async function usersBench(ctx: BenchContext): Promise<BenchResult
           while ((await receiver.call<number>('count')) < sent.length && Date.now() < deadline) await sleep(100);
           const arrivals = new Map((await receiver.call<Arrival[]>('arrivals')).map((a) => [`${a.channel}|${a.ts}`, a]));
           const dup = (await receiver.call<Arrival[]>('arrivals')).length - arrivals.size;
+          if (DUMP) await dumpPosts(deps, `${DUMP}.${mode}.tsv`, user.accountId, t0, sent, arrivals);
           for (const [phase, from, to] of [['first', 0, PHASE_S], ['second', PHASE_S, 2 * PHASE_S]] as const) {
             const inPhase = sent.filter((p) => p.sentAt >= t0 + from * 1000 && p.sentAt < t0 + to * 1000);
             const e2e: number[] = [];

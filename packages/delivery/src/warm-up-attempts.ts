@@ -1,4 +1,4 @@
-import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { claimMs, generateSigningSecret, newId, sealWebhookSecret, type DeliveryContext, type Deps, type VettedUrl } from '@teamchat/core';
 import { planFanOut } from './fan-out';
@@ -6,6 +6,7 @@ import { record } from './pipeline';
 import { prepareEndpoint, sendPrepared } from './send';
 import type { FanOutRead } from './statements';
 import { WebhookTransport } from './transport';
+import { WARM_UP_CERTIFICATE, WARM_UP_KEY } from './warm-up-certificate';
 
 /**
  * Attempts the worker makes at warm-up, before it is ready: enough for V8 to compile the
@@ -21,8 +22,9 @@ const WARM_UP_CONCURRENCY = 8;
 /**
  * Runs WARM_UP_ATTEMPTS attempts through the real stages on rows that exist only in memory:
  * fan-out's plan (match, render) over an event read made here, the URL guard, then send to a
- * receiver of this process's own (plain HTTP on loopback, started here and closed after; the
- * guard's verdict is not used for it, so nothing is ever sent anywhere else), then the record
+ * receiver of this process's own (HTTPS on loopback with warm-up-certificate.ts, started here and
+ * closed after, so the TLS client's code runs too; the guard's verdict is not used for it, so
+ * nothing is ever sent anywhere else), then the record
  * stage, whose statements are fenced on rows that do not exist in the database: they change
  * nothing. One in four answers is a 500, so the failure path's record runs too. Nothing is
  * written to PostgreSQL or Redis, no unit is charged, no metric counts an attempt. Answers the
@@ -30,7 +32,7 @@ const WARM_UP_CONCURRENCY = 8;
  */
 export async function warmUpAttempts(deps: Deps, attempts = WARM_UP_ATTEMPTS): Promise<number> {
   let answered = 0;
-  const server = http.createServer((req, res) => {
+  const server = https.createServer({ key: WARM_UP_KEY, cert: WARM_UP_CERTIFICATE }, (req, res) => {
     req.resume();
     req.on('end', () => {
       answered += 1;
@@ -40,7 +42,8 @@ export async function warmUpAttempts(deps: Deps, attempts = WARM_UP_ATTEMPTS): P
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const transport = new WebhookTransport(deps.config);
-  const target: VettedUrl = { url: new URL(`http://127.0.0.1:${port}/warm-up`), address: '127.0.0.1', family: 4 };
+  // Its own name, dialled on loopback, its certificate trusted for this target only (as a `webhooks:listen` receiver's).
+  const target: VettedUrl = { url: new URL(`https://warm-up.invalid:${port}/warm-up`), address: '127.0.0.1', family: 4, ca: WARM_UP_CERTIFICATE };
   const endpoint = warmUpEndpoint(deps);
   try {
     let next = 0;
