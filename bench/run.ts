@@ -79,7 +79,8 @@ async function main(): Promise<void> {
     const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? '', memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadavg: os.loadavg().map((x) => Number(x.toFixed(2))) };
     const startedAt = new Date().toISOString();
     const results: Array<{ file: string } & BenchResult> = [];
-    for (const file of files) {
+    for (const [i, file] of files.entries()) {
+      if (i > 0) await settle(ctx.databaseUrl);
       const mod = (await import(path.join(__dirname, file))) as { default: (c: BenchContext) => Promise<BenchResult> };
       const result = await mod.default(ctx);
       results.push({ file, ...result });
@@ -108,6 +109,24 @@ async function main(): Promise<void> {
     await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
     await admin.end();
   }
+}
+
+/**
+ * Between two bench files of one run: VACUUM (ANALYZE) the run's database, so a bench does not
+ * pay for the vacuum debt of the ones before it (the isolation bench alone leaves 300,000 delivery
+ * rows written and updated, which autovacuum would take on about a minute later, inside the next
+ * bench's measurement). Each bench starts on a settled database, as it does when run by name.
+ */
+async function settle(databaseUrl: string): Promise<void> {
+  const t = Date.now();
+  const c = new Client({ connectionString: databaseUrl });
+  await c.connect();
+  try {
+    await c.query('VACUUM (ANALYZE)');
+  } finally {
+    await c.end();
+  }
+  console.log(`\n(settled: VACUUM (ANALYZE) of the run's database, ${((Date.now() - t) / 1000).toFixed(1)} s)`);
 }
 
 function tableLine(f: Figure): Record<string, string | number> {
