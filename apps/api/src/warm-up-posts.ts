@@ -9,7 +9,7 @@ import { createApp } from './app';
  * credential found, the body validated, the post's statement, the 201 and its log line) run often
  * enough for V8 to compile it before the first client's post pays for it. Measured: without
  * them the first ~200 ms of posts on a fresh API answered in 19-37 ms on average, against 6-8 ms
- * once warm (docs/performance.md "As users see it").
+ * once warm (docs/performance.md "Warm-ups that run the real paths").
  */
 export const WARM_UP_POSTS = 150;
 
@@ -64,7 +64,7 @@ export async function warmUpPosts(deps: Deps, posts = WARM_UP_POSTS): Promise<nu
 /** One request to the warm-up's server; its answer read whole. */
 function call(port: number, method: string, path: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers: { ...headers, 'x-warm-up': '1' } }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));

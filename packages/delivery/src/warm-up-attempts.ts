@@ -13,7 +13,7 @@ import { WARM_UP_CERTIFICATE, WARM_UP_KEY } from './warm-up-certificate';
  * per-delivery code (render, sign, the HTTP client and its parser, the record statements'
  * JavaScript) before the first real delivery pays for it. Measured: without them the first
  * ~500 ms of deliveries to a new endpoint on a fresh worker took 70-170 ms from fan-out to
- * receiver, against ~12 ms once warm (docs/performance.md "As users see it").
+ * receiver, against ~12 ms once warm (docs/performance.md "Warm-ups that run the real paths").
  */
 export const WARM_UP_ATTEMPTS = 400;
 /** Warm-up attempts on the wire at once (several connections, as real load opens). */
@@ -24,9 +24,8 @@ const WARM_UP_CONCURRENCY = 8;
  * fan-out's plan (match, render) over an event read made here, the URL guard, then send to a
  * receiver of this process's own (HTTPS on loopback with warm-up-certificate.ts, started here and
  * closed after, so the TLS client's code runs too; the guard's verdict is not used for it, so
- * nothing is ever sent anywhere else), then the record
- * stage, whose statements are fenced on rows that do not exist in the database: they change
- * nothing. One in four answers is a 500, so the failure path's record runs too. Nothing is
+ * nothing is ever sent anywhere else), then the record stage, whose statements are fenced on
+ * rows that do not exist in the database: they change nothing. One in four answers is a 500, so the failure path's record runs too. Nothing is
  * written to PostgreSQL or Redis, no unit is charged, no metric counts an attempt. Answers the
  * requests the warm-up's receiver answered.
  */
@@ -57,6 +56,7 @@ export async function warmUpAttempts(deps: Deps, attempts = WARM_UP_ATTEMPTS): P
     return answered;
   } finally {
     await transport.close();
+    server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 }
