@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApiKey, openAccount, randomToken, type Deps } from '@teamchat/core';
+import { createAccount, createApiKey, newPerson, randomToken, type Deps } from '@teamchat/core';
 import type { Db } from '@teamchat/db';
 import { createApp } from './app';
 
@@ -13,6 +13,9 @@ import { createApp } from './app';
  */
 export const WARM_UP_POSTS = 150;
 
+/** A warm-up request not answered within this fails the step. */
+const CALL_TIMEOUT_MS = 10_000;
+
 /** Thrown to roll the warm-up's transaction back once its posts are made. */
 class WarmUpDone extends Error {}
 
@@ -22,32 +25,47 @@ class WarmUpDone extends Error {}
  * account, its key, its channel and the posts exist only inside it, so nothing is ever committed
  * (the events' pg_notify is sent only on commit) and no other connection sees them; the limits
  * are off for these posts, so Redis is not written either. The posts go one at a time: a
- * transaction is one connection. Answers how many were answered 201.
+ * transaction is one connection. The post route has no after-commit work (create.ts runs it
+ * after the handler's statement, which here commits nothing): a route with some must not be
+ * warmed this way. Answers how many posts were answered 201; any other answer fails the step.
  */
 export async function warmUpPosts(deps: Deps, posts = WARM_UP_POSTS): Promise<number> {
   let created = 0;
+  // The password is hashed before the transaction opens (scrypt must not hold a connection idle).
+  const owner = await newPerson(`warm-up-${randomToken(12)}@warm-up.invalid`, randomToken(32));
   try {
     await deps.database.db.transaction(async (tx) => {
-      const email = `warm-up-${randomToken(12)}@warm-up.invalid`;
-      const account = await openAccount(tx as unknown as Db, { plan: 'scale', ownerEmail: email, ownerPassword: randomToken(32) });
+      const account = await createAccount(tx, { plan: 'scale', owner });
       const { key } = await createApiKey(tx, {
         accountId: account.account_id, userId: account.owner.user_id, identityId: account.owner.identity_id, role: 'owner', scopes: [], readOnly: false,
       });
       // The same app as the API host's, its every statement on the warm-up's transaction. The
       // limits are off for it: they count in Redis, outside the transaction, and would keep a
-      // seat's counters for an account that never existed.
+      // seat's counters for an account that never existed. Only the warm-up's own key is let in:
+      // another local client's requests would run on this transaction too.
       const app = createApp({ ...deps, config: { ...deps.config, limitsEnabled: false }, database: { ...deps.database, db: tx as unknown as Db } }, 'api');
-      const server = http.createServer(app);
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const bearer = `Bearer ${key}`;
+      const server = http.createServer((req, res) => {
+        if (req.headers.authorization === bearer) {
+          app(req, res);
+          return;
+        }
+        res.writeHead(403).end();
+      });
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', resolve);
+      });
       try {
         const { port } = server.address() as AddressInfo;
-        const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+        const headers = { authorization: bearer, 'content-type': 'application/json' };
         const channel = await call(port, 'POST', `/accounts/${account.account_id}/channels`, headers, JSON.stringify({ name: 'warm-up' }));
         const channelId = (JSON.parse(channel.body) as { id?: string }).id;
-        if (channel.status !== 201 || !channelId) throw new Error(`warm-up channel: ${channel.status}`);
+        if (channel.status !== 201 || !channelId) throw new Error(`the warm-up's channel was answered ${channel.status}`);
         for (let i = 0; i < posts; i += 1) {
           const res = await call(port, 'POST', `/accounts/${account.account_id}/channels/${channelId}/messages`, headers, JSON.stringify({ text: `warm-up message ${i}: an ordinary line of chat` }));
-          if (res.status === 201) created += 1;
+          if (res.status !== 201) throw new Error(`warm-up post ${i} was answered ${res.status}`);
+          created += 1;
         }
       } finally {
         server.closeAllConnections();
@@ -70,6 +88,8 @@ function call(port: number, method: string, path: string, headers: Record<string
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
     });
     req.on('error', reject);
+    // A warm-up must end: a request that hangs fails the step (the process becomes ready anyway).
+    req.setTimeout(CALL_TIMEOUT_MS, () => req.destroy(new Error(`no answer in ${CALL_TIMEOUT_MS} ms`)));
     req.end(body);
   });
 }

@@ -1,6 +1,6 @@
 import { startDeliveryWorker } from './delivery-worker';
 import { fanOutAndHandOver, startFanoutWorker } from './fanout-worker';
-import { PURGE_FIRST_AFTER_MS, webhookMaintenance } from './maintenance';
+import { maintenanceScheduleFrom, webhookMaintenance } from './maintenance';
 import { startMirrorSender, type MirrorSenderOptions } from './mirror-sender';
 import { startRelay, type RelayOptions } from './relay';
 import { createRedisFor, type Deps } from '@teamchat/core';
@@ -50,7 +50,7 @@ export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions =
   // Channel mirrors: a second kind of target, sent through this engine's dispatcher (lanes,
   // in-flight slots) on its transport (docs/mirrors.md "Sending").
   const mirrors = startMirrorSender(deps, dispatcher, transport, { accountIds: options.accountIds, ...options.mirrors });
-  const state = { nextPurgeAt: Date.now() + PURGE_FIRST_AFTER_MS };
+  const state = maintenanceScheduleFrom(Date.now());
   let busy = false;
   const maintain = () => webhookMaintenance(deps, queues, state, options.accountIds);
   const timer = setInterval(() => {

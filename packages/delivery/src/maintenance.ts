@@ -14,6 +14,11 @@ export const PURGE_EVERY_MS = 60 * 60_000;
  */
 export const PURGE_FIRST_AFTER_MS = 60_000;
 
+/** The maintenance's schedule for an engine started at `startedAt` (ms): its first full purge PURGE_FIRST_AFTER_MS later. */
+export function maintenanceScheduleFrom(startedAt: number): { nextPurgeAt: number } {
+  return { nextPurgeAt: startedAt + PURGE_FIRST_AFTER_MS };
+}
+
 /**
  * The webhook half of a maintenance pass. The database is the truth: an account with open rows
  * overdue (their wake-up lost, a clock moved, a units reset) is woken, and whichever dispatcher

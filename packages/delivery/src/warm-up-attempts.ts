@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { claimMs, generateSigningSecret, newId, sealWebhookSecret, type DeliveryContext, type Deps, type VettedUrl } from '@teamchat/core';
 import { planFanOut } from './fan-out';
 import { record } from './pipeline';
-import { prepareEndpoint, sendPrepared } from './send';
+import { prepareEndpoint, sendPrepared, signingSecrets } from './send';
 import type { FanOutRead } from './statements';
 import { WebhookTransport } from './transport';
 import { WARM_UP_CERTIFICATE, WARM_UP_KEY } from './warm-up-certificate';
@@ -27,7 +27,8 @@ const WARM_UP_CONCURRENCY = 8;
  * nothing is ever sent anywhere else), then the record stage, whose statements are fenced on
  * rows that do not exist in the database: they change nothing. One in four answers is a 500, so the failure path's record runs too. Nothing is
  * written to PostgreSQL or Redis, no unit is charged, no metric counts an attempt. Answers the
- * requests the warm-up's receiver answered.
+ * requests the warm-up's receiver answered; an attempt that fails otherwise (no answer, an
+ * error) stops the others and fails the step.
  */
 export async function warmUpAttempts(deps: Deps, attempts = WARM_UP_ATTEMPTS): Promise<number> {
   let answered = 0;
@@ -38,21 +39,29 @@ export async function warmUpAttempts(deps: Deps, attempts = WARM_UP_ATTEMPTS): P
       res.writeHead(answered % 4 === 0 ? 500 : 200, { 'content-type': 'text/plain' }).end('ok');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
   const { port } = server.address() as AddressInfo;
   const transport = new WebhookTransport(deps.config);
   // Its own name, dialled on loopback, its certificate trusted for this target only (as a `webhooks:listen` receiver's).
   const target: VettedUrl = { url: new URL(`https://warm-up.invalid:${port}/warm-up`), address: '127.0.0.1', family: 4, ca: WARM_UP_CERTIFICATE };
   const endpoint = warmUpEndpoint(deps);
   try {
+    // The first failure stops every lane; the transport and the receiver close only once all stopped.
     let next = 0;
+    let failure: Error | null = null;
     const lane = async () => {
-      while (next < attempts) {
+      while (!failure && next < attempts) {
         next += 1;
-        await attempt(deps, transport, target, endpoint, next);
+        await attempt(deps, transport, target, endpoint, next).catch((err: Error) => {
+          failure ??= err;
+        });
       }
     };
     await Promise.all(Array.from({ length: WARM_UP_CONCURRENCY }, lane));
+    if (failure) throw failure;
     return answered;
   } finally {
     await transport.close();
@@ -76,9 +85,11 @@ async function attempt(deps: Deps, transport: WebhookTransport, target: VettedUr
     account: { id: endpoint.accountId, plan: 'free', state: 'active' },
     body: row.body,
   };
-  // The guard and the secrets as a real attempt prepares them; the send goes to this process's receiver only.
-  const prepared = await prepareEndpoint(deps.config, endpoint, now);
-  const sent = await sendPrepared(transport, ctx, { ...prepared, target, refusal: null }, now);
+  // The guard as a real attempt runs it (its verdict on the row's URL is not used: in production
+  // it refuses localhost); the send, signed with the endpoint's secret, goes to the warm-up's receiver only.
+  await prepareEndpoint(deps.config, endpoint, now);
+  const sent = await sendPrepared(transport, ctx, { target, refusal: null, secrets: signingSecrets(deps.config, endpoint, now), authorization: null }, now);
+  if (sent.status === null) throw new Error(`a warm-up attempt got no answer: ${sent.error}`);
   await record(deps, ctx, new Date(now.getTime() + claimMs(deps.config)), sent);
 }
 
