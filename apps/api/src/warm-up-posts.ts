@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createAccount, createApiKey, newPerson, randomToken, type Deps } from '@teamchat/core';
 import type { Db } from '@teamchat/db';
 import { createApp } from './app';
+import { callSelf } from './warm-up-call';
 
 /**
  * Posts the API makes at warm-up, before it is ready: the authenticated post's whole way (the
@@ -13,8 +14,17 @@ import { createApp } from './app';
  */
 export const WARM_UP_POSTS = 150;
 
-/** A warm-up request not answered within this fails the step. */
-const CALL_TIMEOUT_MS = 10_000;
+/**
+ * A listener that passes on only requests carrying exactly `bearer` as their Authorization; any
+ * other answers 403 and reaches nothing. The warm-up's app runs every statement on the warm-up's
+ * transaction with the limits off: no other local client, whatever its credential, may use it.
+ */
+export function onlyBearer(bearer: string, listener: http.RequestListener): http.RequestListener {
+  return (req, res) => {
+    if (req.headers.authorization === bearer) listener(req, res);
+    else res.writeHead(403).end();
+  };
+}
 
 /** Thrown to roll the warm-up's transaction back once its posts are made. */
 class WarmUpDone extends Error {}
@@ -41,17 +51,10 @@ export async function warmUpPosts(deps: Deps, posts = WARM_UP_POSTS): Promise<nu
       });
       // The same app as the API host's, its every statement on the warm-up's transaction. The
       // limits are off for it: they count in Redis, outside the transaction, and would keep a
-      // seat's counters for an account that never existed. Only the warm-up's own key is let in:
-      // another local client's requests would run on this transaction too.
+      // seat's counters for an account that never existed. Only the warm-up's own key is let in.
       const app = createApp({ ...deps, config: { ...deps.config, limitsEnabled: false }, database: { ...deps.database, db: tx as unknown as Db } }, 'api');
       const bearer = `Bearer ${key}`;
-      const server = http.createServer((req, res) => {
-        if (req.headers.authorization === bearer) {
-          app(req, res);
-          return;
-        }
-        res.writeHead(403).end();
-      });
+      const server = http.createServer(onlyBearer(bearer, app));
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(0, '127.0.0.1', resolve);
@@ -59,11 +62,11 @@ export async function warmUpPosts(deps: Deps, posts = WARM_UP_POSTS): Promise<nu
       try {
         const { port } = server.address() as AddressInfo;
         const headers = { authorization: bearer, 'content-type': 'application/json' };
-        const channel = await call(port, 'POST', `/accounts/${account.account_id}/channels`, headers, JSON.stringify({ name: 'warm-up' }));
+        const channel = await callSelf(port, 'POST', `/accounts/${account.account_id}/channels`, headers, JSON.stringify({ name: 'warm-up' }));
         const channelId = (JSON.parse(channel.body) as { id?: string }).id;
         if (channel.status !== 201 || !channelId) throw new Error(`the warm-up's channel was answered ${channel.status}`);
         for (let i = 0; i < posts; i += 1) {
-          const res = await call(port, 'POST', `/accounts/${account.account_id}/channels/${channelId}/messages`, headers, JSON.stringify({ text: `warm-up message ${i}: an ordinary line of chat` }));
+          const res = await callSelf(port, 'POST', `/accounts/${account.account_id}/channels/${channelId}/messages`, headers, JSON.stringify({ text: `warm-up message ${i}: an ordinary line of chat` }));
           if (res.status !== 201) throw new Error(`warm-up post ${i} was answered ${res.status}`);
           created += 1;
         }
@@ -79,17 +82,3 @@ export async function warmUpPosts(deps: Deps, posts = WARM_UP_POSTS): Promise<nu
   return created;
 }
 
-/** One request to the warm-up's server; its answer read whole. */
-function call(port: number, method: string, path: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    // A warm-up must end: a request that hangs fails the step (the process becomes ready anyway).
-    req.setTimeout(CALL_TIMEOUT_MS, () => req.destroy(new Error(`no answer in ${CALL_TIMEOUT_MS} ms`)));
-    req.end(body);
-  });
-}

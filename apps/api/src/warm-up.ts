@@ -1,23 +1,12 @@
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RedisScript, newSecret, type Deps, type WarmUpStep } from '@teamchat/core';
 import { prepareStatements } from '@teamchat/db';
+import { callSelf } from './warm-up-call';
 import { warmUpPosts } from './warm-up-posts';
 
 /** Rounds of internal requests per host at warm-up: enough to run every lazy first-time path of the request pipeline. */
 const WARM_ROUNDS = 20;
-
-/** One request to this process's own server on loopback; the answer is read and dropped. */
-function call(port: number, method: string, path: string, headers: Record<string, string>, body?: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 /**
  * The API process's warm-up (docs/operations.md "Readiness"), run after both hosts listen and
@@ -38,12 +27,12 @@ export function apiWarmUp(deps: Deps, servers: { api: http.Server; web: http.Ser
       run: async () => {
         for (let i = 0; i < WARM_ROUNDS; i += 1) {
           await Promise.all([
-            call(port(servers.api), 'GET', '/healthz', {}),
-            call(port(servers.web), 'GET', '/healthz', {}),
-            call(port(servers.api), 'POST', '/accounts/acct_warmup/channels/chn_warmup/messages',
+            callSelf(port(servers.api), 'GET', '/healthz', {}),
+            callSelf(port(servers.web), 'GET', '/healthz', {}),
+            callSelf(port(servers.api), 'POST', '/accounts/acct_warmup/channels/chn_warmup/messages',
               { authorization: `Bearer ${newSecret('api_key')}`, 'content-type': 'application/json' }, body),
-            call(port(servers.api), 'GET', '/accounts/acct_warmup/channels/chn_warmup/messages?limit=50', { authorization: `Bearer ${newSecret('api_key')}` }),
-            call(port(servers.web), 'GET', '/accounts/acct_warmup', { authorization: `Bearer ${newSecret('web_session')}` }),
+            callSelf(port(servers.api), 'GET', '/accounts/acct_warmup/channels/chn_warmup/messages?limit=50', { authorization: `Bearer ${newSecret('api_key')}` }),
+            callSelf(port(servers.web), 'GET', '/accounts/acct_warmup', { authorization: `Bearer ${newSecret('web_session')}` }),
           ]);
         }
       },

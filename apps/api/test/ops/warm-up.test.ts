@@ -1,10 +1,10 @@
 import http from 'node:http';
-import { DELIVERY_LOG_RETENTION_MS, createDeps, deliveryLogPartitions, startOpsServer, waitReady, type Deps } from '@teamchat/core';
+import { DELIVERY_LOG_RETENTION_MS, createDeps, deliveryLogPartitions, newSecret, startOpsServer, waitReady, type Deps } from '@teamchat/core';
 import { engineWarmUp } from '@teamchat/delivery';
 import { createApp } from '../../src/app';
 import { apiWarmUp } from '../../src/warm-up';
-import { warmUpPosts } from '../../src/warm-up-posts';
-import { startHarness, type Harness } from '../../../../test/support/harness';
+import { onlyBearer, warmUpPosts } from '../../src/warm-up-posts';
+import { newAccount, newKey, startHarness, type Harness } from '../../../../test/support/harness';
 import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
 
 /** The /readyz body (docs/operations.md, "Readiness"). */
@@ -54,7 +54,9 @@ test('the API process: /readyz is 503 (warm: pending) on both hosts until the wa
       expect(((await cold.json()) as Readyz).checks).toEqual({ postgres: 'ok', redis: 'ok', warm: 'pending' });
     }
     expect((await fetch(`http://127.0.0.1:${ops.port}/readyz`)).status).toBe(503);
-    const messagesBefore = Number((await h.deps.database.pool.query('SELECT count(*) AS n FROM messages')).rows[0].n);
+    // Only the warm-up's own messages are counted (other test files share this database meanwhile).
+    const warmUpMessages = async () => Number((await h.deps.database.pool.query("SELECT count(*) AS n FROM messages WHERE text LIKE 'warm-up%'")).rows[0].n);
+    const messagesBefore = await warmUpMessages();
 
     await deps.warmth.run(apiWarmUp(deps, { api, web }), deps.logger);
 
@@ -71,7 +73,7 @@ test('the API process: /readyz is 503 (warm: pending) on both hosts until the wa
       for (const name of ['auth_credential', 'auth_session', 'post_message_facts', 'post_message', 'messages_page']) expect(names.has(name)).toBe(true);
     }
     // The statements ran with NULL parameters in a transaction rolled back: nothing written.
-    expect(Number((await h.deps.database.pool.query('SELECT count(*) AS n FROM messages')).rows[0].n)).toBe(messagesBefore);
+    expect(await warmUpMessages()).toBe(messagesBefore);
     // The Redis scripts are loaded: no first call pays a NOSCRIPT.
     const { RedisScript } = await import('@teamchat/core');
     const loaded = (await deps.redis.script('EXISTS', ...RedisScript.defined.map((s) => s.sha))) as number[];
@@ -124,6 +126,30 @@ test('the API warm-up posts go through the real app and leave nothing: no person
   expect(await theirs()).toEqual([0, 0, 0]);
   expect(await warmUpPosts(h.deps, 12)).toBe(12);
   expect(await theirs()).toEqual([0, 0, 0]);
+});
+
+test("the warm-up posts' server lets in only the warm-up's own key: any other credential, or none, is answered 403 and reaches nothing", async () => {
+  const reached: string[] = [];
+  const key = newSecret('api_key');
+  const server = await listen(onlyBearer(`Bearer ${key}`, (req, res) => {
+    reached.push(String(req.headers.authorization));
+    res.end('ok');
+  }));
+  const url = `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}/accounts/acct_x/channels`;
+  try {
+    // A real, valid key of a real account is refused as well: the warm-up's app runs on the
+    // warm-up's transaction with the limits off, and is no one else's to use.
+    const other = await newAccount(h);
+    const otherKey = await newKey(h, other.accountId, other.owner.email, []);
+    for (const headers of [{ authorization: `Bearer ${otherKey}` }, { authorization: `Bearer ${newSecret('api_key')}` }, { authorization: `Basic ${key}` }, {}] as Array<Record<string, string>>) {
+      expect((await fetch(url, { method: 'POST', headers })).status).toBe(403);
+    }
+    expect(reached).toEqual([]);
+    expect((await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    expect(reached).toEqual([`Bearer ${key}`]);
+  } finally {
+    await new Promise((r) => server.close(r));
+  }
 });
 
 test('deps made for tests and tools are warm from the start', () => {
