@@ -1,6 +1,6 @@
-import { CLAIM_AHEAD_FRESH_MS, ClaimsAhead } from './claims-ahead';
+import { CLAIM_AHEAD_FRESH_MS, ClaimsAhead, type HeldClaim } from './claims-ahead';
 import { Coalescer } from './coalesce';
-import { acquireInFlightSlots, releaseSlots, type Slot } from './in-flight';
+import { acquireInFlightSlots, inFlightLimit, releaseSlots, type Slot } from './in-flight';
 import { giveBack, runPipeline, type AttemptOutcome } from './pipeline';
 import { loadRowHeads, openRowsOfAccount, type RowHead } from './store';
 import type { WebhookTransport } from './transport';
@@ -27,6 +27,12 @@ export interface WaitingRow {
 export const MAX_WAITING_PER_ACCOUNT = 1000;
 /** Attempts one process keeps on the wire at most; when this binds, accounts take turns. */
 export const MAX_IN_FLIGHT = 1024;
+/**
+ * The share counted for an account this process holds no lane of yet (a lane learns its share
+ * from Redis at its first ask): the smallest in-flight cap, so rows claimed at a fan-out's write
+ * for it never outnumber the slots it can get at once.
+ */
+const FIRST_SHARE = inFlightLimit(0);
 /** Pause before asking again for an account whose slots are all held elsewhere (other processes, the API). */
 const NO_SLOT_PAUSE_MS = 25;
 /** Pause after Redis refused to answer (slots cannot be counted, so nothing is sent). */
@@ -282,15 +288,55 @@ export class Dispatcher {
   }
 
   /**
+   * Of a fan-out's rows about to be written, those to CLAIM AT THE WRITE (docs/webhooks.md "The
+   * delivery engine", 7): the rows that will get a slot at once, so the write's own read serves
+   * their attempts and no claim statement stands between the fan-out and the POST. Per account,
+   * as many as its free slots here (its share, less the rows on the wire, waiting and claimed
+   * ahead; an account with no lane here yet counts the smallest cap, FIRST_SHARE), none of an
+   * endpoint that is being probed (RecentAnswers). A row so claimed that then waits past
+   * CLAIM_AHEAD_FRESH_MS is claimed and read again like any other.
+   */
+  claimable(rows: ReadonlyArray<{ id: string; accountId: string; endpointId: string }>): Set<string> {
+    const out = new Set<string>();
+    if (this.closing) return out;
+    let room = MAX_IN_FLIGHT - this.inFlight;
+    const free = new Map<string, number>();
+    for (const r of rows) {
+      if (room <= 0) break;
+      if (this.answers.isFailing(r.endpointId)) continue;
+      let n = free.get(r.accountId);
+      if (n === undefined) {
+        const lane = this.lanes.get(r.accountId);
+        n = (lane ? lane.share - lane.inFlight - lane.size : FIRST_SHARE) - this.ahead.countOf(r.accountId);
+      }
+      if (n <= 0) {
+        free.set(r.accountId, 0);
+        continue;
+      }
+      free.set(r.accountId, n - 1);
+      out.add(r.id);
+      room -= 1;
+    }
+    return out;
+  }
+
+  /**
    * Queues rows known by account and endpoint (a fan-out's). Answers how many were taken; a row
    * of an account that has MAX_WAITING_PER_ACCOUNT waiting here stays open in the database for
-   * the sweep.
+   * the sweep. `held`: rows the fan-out claimed at its write (`claimable`), with their claim's
+   * read; they are sent on it while it is fresh, and a row of them not taken gets its claim back.
    */
-  submit(rows: readonly WaitingRow[]): number {
-    if (this.closing) return 0;
+  submit(rows: readonly WaitingRow[], held?: ReadonlyMap<string, HeldClaim>): number {
+    if (this.closing) {
+      if (held && held.size > 0) this.giveBackHeld([...held.values()]);
+      return 0;
+    }
     let taken = 0;
+    const untaken: HeldClaim[] = [];
     for (const r of rows) {
+      const h = held?.get(r.id);
       if (this.known.has(r.id)) {
+        if (h) untaken.push(h);
         taken += 1;
         continue;
       }
@@ -301,15 +347,24 @@ export class Dispatcher {
       }
       if (lane.size >= this.maxWaiting) {
         lane.overflow = true;
+        if (h) untaken.push(h);
         continue;
       }
       lane.push(r);
       this.known.add(r.id);
       if (r.send) this.sends.set(r.id, r.send);
+      if (h) this.ahead.add(r.id, r.accountId, Promise.resolve(h));
       taken += 1;
     }
+    if (untaken.length > 0) this.giveBackHeld(untaken);
     if (taken > 0) this.pump();
     return taken;
+  }
+
+  /** Gives back claims this dispatcher will not send on (the rows stay open for whoever takes them next). */
+  private giveBackHeld(rows: HeldClaim[]): void {
+    giveBack(this.deps.database.db, rows).catch((err: Error) =>
+      this.deps.logger.warn('giving back claims failed; they lapse after the claim time', { rows: rows.length, error: err.message }));
   }
 
   /** Queues a row known only by its id (a wake-up job's): or says when it is due, or that it is closed. */

@@ -1,6 +1,7 @@
 import { and, channelMembers, eq, events, gt, identities, inArray, isNull, runStatement, webhookEndpoints, type Executor } from '@teamchat/db';
 import { FANOUT_READ, FANOUT_WRITE, UNRELAYED, UNRELAYED_READ, type FanOutRead } from './statements';
-import { eventReachesEndpoint, newId, renderEventBody, type Deps, type EventRow, type PayloadMode } from '@teamchat/core';
+import { claimedContext } from './store';
+import { eventReachesEndpoint, newId, renderEventBody, type DeliveryContext, type Deps, type EventRow, type PayloadMode } from '@teamchat/core';
 
 /** A delivery row the fan-out wrote (`pending`, attempt 1), with its stored body: its first attempt needs nothing more. */
 export interface FannedOutDelivery {
@@ -29,7 +30,7 @@ export interface FannedOutDelivery {
  * found relayed. Returns the new rows, to be attempted or enqueued after commit.
  */
 export async function fanOutEvents(deps: Pick<Deps, 'database'>, eventIds: readonly string[], read?: readonly FanOutRead[]): Promise<FannedOutDelivery[]> {
-  return writeFanOut(deps, await planFanOut(deps, eventIds, read));
+  return (await writeFanOut(deps, await planFanOut(deps, eventIds, read))).rows;
 }
 
 /** A batch's fan-out, read and rendered, not yet written: the events still unrelayed, their bodies and rows. */
@@ -67,17 +68,39 @@ export async function planFanOut(deps: Pick<Deps, 'database'>, eventIds: readonl
   return plan;
 }
 
-/** The write side of fanOutEvents (one statement): answers the rows written (open, unclaimed). */
-export async function writeFanOut(deps: Pick<Deps, 'database'>, plan: FanOutPlan): Promise<FannedOutDelivery[]> {
-  if (plan.eventIds.length === 0) return [];
+/** Rows of a plan to claim in its write: their ids, and the claim (until when). */
+export interface ClaimAtWrite {
+  ids: ReadonlySet<string>;
+  until: Date;
+}
+
+/** What a fan-out's write wrote: its rows (open), and those it claimed with each claim's read. */
+export interface FanOutWritten {
+  rows: FannedOutDelivery[];
+  /** the rows claimed at the write (ClaimAtWrite), by id, as the write read them */
+  claimed: Map<string, DeliveryContext>;
+}
+
+/**
+ * The write side of fanOutEvents (one statement). Rows of `claim` are written claimed and read
+ * back as a claim reads them (the row, its endpoint and account as they are now, its body), so
+ * their attempts need no claim of their own; the others are written unclaimed.
+ */
+export async function writeFanOut(deps: Pick<Deps, 'database'>, plan: FanOutPlan, claim?: ClaimAtWrite): Promise<FanOutWritten> {
+  if (plan.eventIds.length === 0) return { rows: [], claimed: new Map() };
   const { bodies, rows } = plan;
   const [written] = await runStatement(deps.database.db, FANOUT_WRITE, [
     plan.eventIds,
     bodies.map((b) => b.id), bodies.map((b) => b.accountId), bodies.map((b) => b.eventId), bodies.map((b) => b.type), bodies.map((b) => b.mode), bodies.map((b) => b.body),
     rows.map((d) => d.id), rows.map((d) => d.accountId), rows.map((d) => d.endpointId), rows.map((d) => d.eventId), rows.map((d) => d.eventType), rows.map((d) => d.bodyId), rows.map((d) => d.eventCreatedAt),
+    claim && claim.ids.size > 0 ? claim.until : null, claim ? [...claim.ids] : [],
   ]);
   const inserted = new Set(written.ids);
-  return rows.filter((d) => inserted.has(d.id));
+  const claimed = new Map(written.claimed.map((r) => {
+    const ctx = claimedContext(r);
+    return [ctx.row.id, ctx];
+  }));
+  return { rows: rows.filter((d) => inserted.has(d.id)), claimed };
 }
 
 /** Fan-out of one event (fanOutEvents of one): the new delivery rows' ids. */

@@ -1,7 +1,7 @@
 import { Worker, type Job } from 'bullmq';
-import { queuePrefix, type Deps, type RedisClient } from '@teamchat/core';
+import { claimMs, queuePrefix, type Deps, type RedisClient } from '@teamchat/core';
 import type { Dispatcher } from './dispatcher';
-import { fanOutEvents } from './fan-out';
+import { planFanOut, writeFanOut } from './fan-out';
 import type { FanOutRead } from './statements';
 import { WEBHOOK_FANOUT_QUEUE, fanoutEventIds, type FanoutMessage } from './queues';
 
@@ -22,8 +22,14 @@ export const FANOUT_STALLED_CHECK_MS = 3_000;
  */
 export async function fanOutAndHandOver(deps: Deps, dispatcher: Dispatcher, eventIds: readonly string[], read?: readonly FanOutRead[]): Promise<{ deliveries: number; queued: number }> {
   const startedAt = Date.now();
-  const rows = await fanOutEvents(deps, eventIds, read);
-  const queued = dispatcher.submit(rows);
+  const plan = await planFanOut(deps, eventIds, read);
+  // The rows that will get a slot at once are claimed in the write itself (dispatcher.claimable).
+  const ids = dispatcher.claimable(plan.rows);
+  const until = new Date(deps.now().getTime() + claimMs(deps.config));
+  const { rows, claimed } = await writeFanOut(deps, plan, ids.size > 0 ? { ids, until } : undefined);
+  const at = Date.now();
+  const held = new Map([...claimed].map(([id, ctx]) => [id, { ctx, claim: until, at }]));
+  const queued = dispatcher.submit(rows, held);
   const took = (Date.now() - startedAt) / 1000;
   const events = new Map(rows.map((r) => [r.eventId, r.eventCreatedAt]));
   for (const createdAt of events.values()) {

@@ -37,6 +37,9 @@ export const UNRELAYED_READ = statement<FanOutRead>('webhook_unrelayed_read', `$
    WHERE e.relayed_at IS NULL AND ($2::text[] IS NULL OR e.account_id = ANY($2::text[]))
    ORDER BY e.seq LIMIT $1`);
 
+/** A claimed row as a claim answers it: the row and its endpoint as `row_to_json` gives them, its account, its body. */
+export type ClaimedRead = { row: Record<string, unknown>; endpoint: Record<string, unknown>; account_id: string; plan: string; state: string; body: string };
+
 /**
  * Fan-out, write side, for a batch, in one statement: marks the events relayed, only those still
  * unrelayed (a concurrent fan-out of the same event waits for the row lock of the one writing it,
@@ -51,9 +54,12 @@ export const UNRELAYED_READ = statement<FanOutRead>('webhook_unrelayed_read', `$
  * The event's data is read only for events a mirror covers (RETURNING stays narrow).
  * $1 event ids; $2..$7 bodies (id, account, event id, type, mode, body);
  * $8..$14 deliveries (id, account, endpoint, event id, type, body id, event created_at), written
- * open and unclaimed (the pipeline claims each right before its attempt).
+ * open; $16 the ids of those CLAIMED AT THE WRITE until $15 (the rows the dispatcher will give
+ * a slot at once, dispatcher.ts `claimable`), the others unclaimed (the pipeline claims each
+ * right before its attempt). Each claimed row is answered in `claimed` as CLAIM_AND_READ answers
+ * a claim: the row as written, its endpoint and account as they are in this statement, its body.
  */
-export const FANOUT_WRITE = statement<{ relayed: string[]; ids: string[] }>('webhook_fanout_write', `
+export const FANOUT_WRITE = statement<{ relayed: string[]; ids: string[]; claimed: ClaimedRead[] }>('webhook_fanout_write', `
   WITH relayed AS (
     UPDATE events SET relayed_at = now()
      WHERE id = ANY($1::text[]) AND relayed_at IS NULL
@@ -76,18 +82,27 @@ export const FANOUT_WRITE = statement<{ relayed: string[]; ids: string[] }>('web
     SELECT b.id, b.account_id, b.event_id, b.event_type, b.mode, b.body
       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS b(id, account_id, event_id, event_type, mode, body)
       JOIN relayed r ON r.id = b.event_id
-    RETURNING id
+    RETURNING id, body
   ), deliveries AS (
-    INSERT INTO webhook_deliveries (id, chain_id, attempt, status, kind, account_id, endpoint_id, event_id, event_type, body_id, event_created_at)
-    SELECT d.id, d.id, 1, 'pending', 'event', d.account_id, d.endpoint_id, d.event_id, d.event_type, d.body_id, d.created_at
+    INSERT INTO webhook_deliveries (id, chain_id, attempt, status, kind, account_id, endpoint_id, event_id, event_type, body_id, event_created_at, claimed_until)
+    SELECT d.id, d.id, 1, 'pending', 'event', d.account_id, d.endpoint_id, d.event_id, d.event_type, d.body_id, d.created_at,
+           CASE WHEN d.id = ANY($16::text[]) THEN $15::timestamptz END
       FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::timestamptz[])
            AS d(id, account_id, endpoint_id, event_id, event_type, body_id, created_at)
       JOIN relayed r ON r.id = d.event_id
-    RETURNING id
+    RETURNING *
   )
   SELECT COALESCE((SELECT array_agg(id) FROM relayed), '{}'::text[]) AS relayed,
          COALESCE((SELECT array_agg(id) FROM deliveries), '{}'::text[]) AS ids,
-         (SELECT count(*) FROM bodies)::int AS bodies`);
+         (SELECT count(*) FROM bodies)::int AS bodies,
+         COALESCE((
+           SELECT json_agg(json_build_object('row', row_to_json(d), 'endpoint', row_to_json(w), 'account_id', a.id, 'plan', a.plan, 'state', a.state, 'body', b.body))
+             FROM deliveries d
+             JOIN webhook_endpoints w ON w.id = d.endpoint_id
+             JOIN accounts a ON a.id = d.account_id
+             JOIN bodies b ON b.id = d.body_id
+            WHERE d.claimed_until IS NOT NULL
+         ), '[]'::json) AS claimed`);
 
 /**
  * Open rows of one account, due and not under a live claim, oldest first: a dispatcher's lane
@@ -115,7 +130,7 @@ export const UNRELAYED = statement<{ id: string; seq: string }>('webhook_unrelay
  * it is now (the row, its endpoint, its account, its body), for the pipeline to judge with the
  * one eligibility rule. Rows it did not claim are not answered. $1 ids, $2 until, $3 now.
  */
-export const CLAIM_AND_READ = statement<{ row: Record<string, unknown>; endpoint: Record<string, unknown>; account_id: string; plan: string; state: string; body: string }>('webhook_claim_and_read', `
+export const CLAIM_AND_READ = statement<ClaimedRead>('webhook_claim_and_read', `
   WITH claimed AS (
     UPDATE webhook_deliveries SET claimed_until = $2
      WHERE id = ANY($1::text[]) AND status IN ('pending', 'retrying')

@@ -2,7 +2,7 @@ import {
   accounts, and, eq, getTableColumns, inArray, runStatement, sql, webhookBodies, webhookDeliveries, webhookEndpoints, type Executor,
 } from '@teamchat/db';
 import { isSuccess } from './send';
-import { CLAIM_AND_READ, CLOSE_DELIVERED, OPEN_ROWS_OF_ACCOUNT, RELEASE_CLAIMS } from './statements';
+import { CLAIM_AND_READ, CLOSE_DELIVERED, OPEN_ROWS_OF_ACCOUNT, RELEASE_CLAIMS, type ClaimedRead } from './statements';
 import {
   isRetryableConflict, newId, OPEN_STATUSES, SLOW_MEDIAN_MS, type DeliveryContext, type DeliveryKind, type DeliveryRow, type DeliveryStatus,
 } from '@teamchat/core';
@@ -46,9 +46,19 @@ export async function claimAndReadDeliveries(db: Executor, ids: readonly string[
   if (ids.length === 0) return new Map();
   const rows = await runStatement(db, CLAIM_AND_READ, [ids, until, now]);
   return new Map(rows.map((r) => {
-    const row = fromJson(webhookDeliveries, r.row) as DeliveryContext['row'];
-    return [row.id, { row, endpoint: fromJson(webhookEndpoints, r.endpoint) as DeliveryContext['endpoint'], account: { id: r.account_id, plan: r.plan, state: r.state }, body: r.body }];
+    const ctx = claimedContext(r);
+    return [ctx.row.id, ctx];
   }));
+}
+
+/** A claimed row as its claim's statement answered it (CLAIM_AND_READ, or a fan-out's write that claimed it), mapped as Drizzle maps a selected row. */
+export function claimedContext(r: ClaimedRead): DeliveryContext {
+  return {
+    row: fromJson(webhookDeliveries, r.row) as DeliveryContext['row'],
+    endpoint: fromJson(webhookEndpoints, r.endpoint) as DeliveryContext['endpoint'],
+    account: { id: r.account_id, plan: r.plan, state: r.state },
+    body: r.body,
+  };
 }
 
 /** Each table's columns (key, column), listed once: fromJson runs for every row claimed. */

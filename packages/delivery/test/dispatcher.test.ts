@@ -1,6 +1,6 @@
 import { vetWebhookUrl, getMemberByEmail, inFlightKey, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
 import { Client } from 'pg';
-import { CLAIM_AHEAD_FRESH_MS, ClaimsAhead, Dispatcher, SLOT_HANDOFF_MS, WebhookTransport, acquireInFlightSlots, claimAndReadDeliveries, closeDelivered, fanOutEvents, record, runPipeline, type AttemptOutcome } from '../src';
+import { CLAIM_AHEAD_FRESH_MS, ClaimsAhead, Dispatcher, SLOT_HANDOFF_MS, WebhookTransport, acquireInFlightSlots, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome, type HeldClaim } from '../src';
 import { eq, inArray, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
@@ -528,6 +528,86 @@ test('a dispatcher claims ahead only for an endpoint whose last answer was quick
     expect(await claimedUnsent()).toBe(0);
   } finally {
     rx.fallback = { status: 200 };
+    await d.close();
+    await rx.close();
+  }
+});
+
+/** A fan-out of `eventIds` as the engine makes it (fanout-worker.ts): the rows `d` would give a slot at once claimed in the write. */
+async function fanOutClaiming(d: Dispatcher, eventIds: string[]) {
+  const plan = await planFanOut(h.deps, eventIds);
+  const ids = d.claimable(plan.rows);
+  const until = new Date(Date.now() + 15_000);
+  const written = await writeFanOut(h.deps, plan, { ids, until });
+  const at = Date.now();
+  const held = new Map<string, HeldClaim>([...written.claimed].map(([id, ctx]) => [id, { ctx, claim: until, at }]));
+  return { plan, ids, rows: written.rows, held };
+}
+
+test('rows claimed at the fan-out\'s write (as many as the account\'s free slots) go out on the write\'s read while it is fresh; the others, and any grown old, are claimed and read again', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/at-write'), events: ['message.posted'] });
+  for (let i = 0; i < 6; i += 1) await post(a.ownerApi, ch, { text: `at the write ${i}` });
+  const outcomes: AttemptOutcome[] = [];
+  const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o));
+  const disable = () => h.deps.database.db.update(webhookEndpoints).set({ enabled: false, disabledReason: 'manual' }).where(eq(webhookEndpoints.id, ep.id));
+  try {
+    const fresh = await fanOutClaiming(d, await postedIds(a.accountId));
+    // A lane not seen yet counts the smallest cap: 4 of the 6 rows are claimed in the write.
+    expect(fresh.ids.size).toBe(4);
+    expect(fresh.held.size).toBe(4);
+    // Disabled after the write: the 4 claimed rows go on the write's read (as a claim ahead does);
+    // the other 2 are claimed and read by their pipeline, which sees the endpoint disabled.
+    await disable();
+    expect(d.submit(fresh.rows, fresh.held)).toBe(6);
+    await eventually(async () => outcomes.length === 6, 10_000, 'six outcomes');
+    const byId = new Map(outcomes.map((o) => [o.deliveryId, o]));
+    for (const r of fresh.rows) {
+      expect(byId.get(r.id)).toMatchObject(fresh.ids.has(r.id) ? { kind: 'done', status: 'delivered' } : { kind: 'done', status: 'dead', error: 'dropped: endpoint disabled (manual)' });
+    }
+    expect(ok.received.filter((r) => r.path === '/at-write')).toHaveLength(4);
+
+    // Grown old before its slot came: given back, claimed and read again, and dropped.
+    await h.deps.database.db.update(webhookEndpoints).set({ enabled: true, disabledReason: null }).where(eq(webhookEndpoints.id, ep.id));
+    await post(a.ownerApi, ch, { text: 'old claim' });
+    const later = (await postedIds(a.accountId)).filter((id) => !fresh.plan.eventIds.includes(id));
+    const old = await fanOutClaiming(d, later);
+    expect(old.held.size).toBe(1);
+    await new Promise((r) => setTimeout(r, CLAIM_AHEAD_FRESH_MS + 50));
+    await disable();
+    outcomes.length = 0;
+    d.submit(old.rows, old.held);
+    await eventually(async () => outcomes.length === 1, 10_000, 'the old claim\'s outcome');
+    expect(outcomes[0]).toMatchObject({ kind: 'done', status: 'dead' });
+    expect(ok.received.filter((r) => r.path === '/at-write')).toHaveLength(4);
+  } finally {
+    await d.close();
+  }
+});
+
+test('no row is claimed at the write for an endpoint being probed; claims a dispatcher does not take (it is closing) go back', async () => {
+  const rx = await startReceiver();
+  const a = await messagingAccount(h);
+  const failing = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: rx.url('/probed'), events: ['message.posted'] });
+  const other = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/not-probed'), events: ['message.posted'] });
+  const outcomes: AttemptOutcome[] = [];
+  const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o));
+  try {
+    rx.fallback = { status: 500 };
+    d.submit(await pendingRows(a.accountId, failing.id, 1));
+    await eventually(async () => outcomes.length === 1, 10_000, 'the failure recorded');
+    const rows = [{ id: 'delivery_probed', accountId: a.accountId, endpointId: failing.id }, { id: 'delivery_other', accountId: a.accountId, endpointId: other.id }];
+    expect([...d.claimable(rows)]).toEqual(['delivery_other']);
+
+    const ch = await makeChannel(a.ownerApi);
+    await post(a.ownerApi, ch, { text: 'claimed, then not taken' });
+    const { rows: written, held } = await fanOutClaiming(d, await postedIds(a.accountId));
+    expect(held.size).toBe(1);
+    await d.close();
+    expect(d.submit(written, held)).toBe(0);
+    await eventually(async () => (await deliveriesOf(h, other.id)).every((r) => r.claimedUntil === null), 5_000, 'the claim given back');
+  } finally {
     await d.close();
     await rx.close();
   }

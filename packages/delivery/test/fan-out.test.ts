@@ -1,5 +1,5 @@
 import { eq, events } from '@teamchat/db';
-import { fanOutEvent, planFanOut, writeFanOut } from '../src';
+import { fanOutEvent, loadDeliveryContexts, planFanOut, writeFanOut } from '../src';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
 import { makeChannel, messagingAccount, post, eventsOf } from '../../../test/support/messaging';
@@ -72,11 +72,34 @@ test('a fan-out plan written twice (two workers holding the same read) writes it
   const [event] = (await eventsOf(h, a.accountId)).filter((e) => e.type === 'message.posted');
   const plan = await planFanOut(h.deps, [event.id]);
   expect(plan.rows).toHaveLength(2);
-  const written = await writeFanOut(h.deps, plan);
+  const { rows: written } = await writeFanOut(h.deps, plan);
   expect(written.map((r) => r.id).sort()).toEqual(plan.rows.map((r) => r.id).sort());
   const [r1] = await deliveriesOf(h, one.id);
   const [r2] = await deliveriesOf(h, two.id);
   expect([r1, r2].every((r) => r.status === 'pending' && r.claimedUntil === null)).toBe(true);
   // The same plan written again (a second worker holding the same read) writes nothing.
-  expect(await writeFanOut(h.deps, plan)).toEqual([]);
+  expect((await writeFanOut(h.deps, plan)).rows).toEqual([]);
+});
+
+test('a fan-out write claims the rows it is asked to and answers each as a claim reads it (the row as written, its endpoint, account and body); the others stay unclaimed', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  const one = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: 'https://localhost:1/claimed', events: ['message.posted'] });
+  const two = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: 'https://localhost:1/unclaimed', events: ['message.posted'] });
+  await post(a.ownerApi, ch, { text: 'claimed at the write' });
+  const [event] = (await eventsOf(h, a.accountId)).filter((e) => e.type === 'message.posted');
+  const plan = await planFanOut(h.deps, [event.id]);
+  const pick = plan.rows.find((r) => r.endpointId === one.id)!;
+  const until = new Date(Date.now() + 15_000);
+  const { rows, claimed } = await writeFanOut(h.deps, plan, { ids: new Set([pick.id]), until });
+  expect(rows).toHaveLength(2);
+  expect([...claimed.keys()]).toEqual([pick.id]);
+  const ctx = claimed.get(pick.id)!;
+  expect(ctx.row.claimedUntil).toEqual(until);
+  // Exactly what a read of the row, its endpoint, account and body gives now.
+  expect(ctx).toEqual((await loadDeliveryContexts(h.deps.database.db, [pick.id])).get(pick.id));
+  const [other] = await deliveriesOf(h, two.id);
+  expect(other).toMatchObject({ status: 'pending', claimedUntil: null });
+  // Written again (a second worker holding the same read): nothing written, nothing claimed.
+  expect(await writeFanOut(h.deps, plan, { ids: new Set([pick.id]), until })).toEqual({ rows: [], claimed: new Map() });
 });
