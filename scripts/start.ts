@@ -2,9 +2,10 @@
  * `npm start`: checks PostgreSQL and Redis (outside production, starts an embedded PostgreSQL or
  * a local redis-server for one that does not answer: scripts/dev-services.ts), creates and
  * migrates the database, seeds a demo account on first start, then runs the API host, the web
- * host (one process, two ports), the MCP server and the worker as child processes, and prints
- * its banner once the API and the worker are ready (their /readyz answer 200: warm, docs/operations.md
- * "Readiness"). Ctrl-C stops them all, then the services it started.
+ * host (one process, two ports), the MCP server and the worker as child processes (the MCP
+ * server first: the others start once it listens), and prints its banner once the API and the
+ * worker are ready (their /readyz answer 200: warm, docs/operations.md "Readiness"). Ctrl-C
+ * stops them all, then the services it started.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -40,7 +41,7 @@ function run(name: string, entry: string): ChildProcess {
 /** How long the banner waits for the processes to be ready (ms). */
 const READY_WAIT_MS = 120_000;
 
-/** Polls a /readyz until it answers 200 (true) or READY_WAIT_MS pass (false). */
+/** Polls a /readyz (or /healthz) until it answers 200 (true) or READY_WAIT_MS pass (false). */
 async function waitForReady(url: string): Promise<boolean> {
   const deadline = Date.now() + READY_WAIT_MS;
   while (!stopping && Date.now() < deadline) {
@@ -132,8 +133,13 @@ async function main(): Promise<void> {
   } catch (err) {
     die(`the web app did not build: ${(err as Error).message}`);
   }
-  children.push(run('api', 'apps/api/src/server.ts'));
+  // The MCP server first, and the API and worker once it listens: its start (loading its code,
+  // ~3 s of a core on a 2-core machine) otherwise runs on past their readiness, and the first
+  // seconds of load after the banner met it (docs/operations.md "Readiness").
   children.push(run('mcp', 'apps/mcp/src/server.ts'));
+  if (config.mcpPort !== 0) await waitForReady(`http://127.0.0.1:${config.mcpPort}/healthz`);
+  if (stopping) return;
+  children.push(run('api', 'apps/api/src/server.ts'));
   children.push(run('worker', 'apps/worker/src/main.ts'));
   // A port of 0 (the system picks one) is not known here: that process is not waited for.
   const probes = [config.apiPort, config.workerOpsPort].filter((port) => port !== 0);
