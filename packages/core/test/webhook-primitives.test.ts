@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { Webhook } from 'standardwebhooks';
-import { AppError, generateSigningSecret, isPublicAddress, loadConfig, parseDurationList, WARNED_MARKER, signatureHeaders, vetWebhookUrl } from '../src';
+import { AppError, generateSigningSecret, isPublicAddress, loadConfig, parseDurationList, WARNED_MARKER, signatureHeaders, vetWebhookUrl, RESOLUTION_REUSE_MS } from '../src';
 
 const stripe = new Stripe('sk_test_unused');
 
@@ -87,7 +87,7 @@ describe('webhook URL guard (spec: public https only; each forbidden range)', ()
     expect(await refused(`https://${host}/hook`)).toBe('private_address');
   });
 
-  it('vets a name on its newest resolution: concurrent attempts share one lookup, the next attempt resolves again (a rebinding name is refused)', async () => {
+  it('vets a name on an answer at most RESOLUTION_REUSE_MS old: concurrent attempts share one lookup, attempts within the window use its answer, a later one resolves again (a rebinding name is refused)', async () => {
     const answers = [[{ address: '1.1.1.1', family: 4 }], [{ address: '10.0.0.7', family: 4 }]];
     let lookups = 0;
     const resolve = async () => {
@@ -99,7 +99,22 @@ describe('webhook URL guard (spec: public https only; each forbidden range)', ()
     const together = await Promise.all([1, 2, 3].map(() => vetWebhookUrl('https://rebind.example/hook', { allowedHosts: [], resolve })));
     expect(lookups).toBe(1);
     expect(together.map((v) => v.address)).toEqual(['1.1.1.1', '1.1.1.1', '1.1.1.1']);
+    expect((await vetWebhookUrl('https://rebind.example/hook', { allowedHosts: [], resolve })).address).toBe('1.1.1.1');
+    expect(lookups).toBe(1);
+    await new Promise((r) => setTimeout(r, RESOLUTION_REUSE_MS + 20));
     await expect(vetWebhookUrl('https://rebind.example/hook', { allowedHosts: [], resolve })).rejects.toMatchObject({ extras: { reason: 'private_address' } });
+    expect(lookups).toBe(2);
+  });
+
+  it('a failed lookup is not used again: the next attempt resolves the name anew', async () => {
+    let lookups = 0;
+    const resolve = async () => {
+      lookups += 1;
+      if (lookups === 1) throw new Error('ENOTFOUND');
+      return [{ address: '1.1.1.1', family: 4 }];
+    };
+    await expect(vetWebhookUrl('https://flaky.example/hook', { allowedHosts: [], resolve })).rejects.toMatchObject({ extras: { reason: 'unresolvable' } });
+    expect((await vetWebhookUrl('https://flaky.example/hook', { allowedHosts: [], resolve })).address).toBe('1.1.1.1');
     expect(lookups).toBe(2);
   });
 

@@ -1,6 +1,6 @@
 import { vetWebhookUrl, getMemberByEmail, inFlightKey, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
 import { Client } from 'pg';
-import { CLAIM_AHEAD_FRESH_MS, ClaimsAhead, Dispatcher, SLOT_HANDOFF_MS, WebhookTransport, acquireInFlightSlots, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome, type HeldClaim } from '../src';
+import { CLAIM_AHEAD_FRESH_MS, CLAIMS_AHEAD_PER_SLOT, ClaimsAhead, Dispatcher, SLOT_HANDOFF_MS, WebhookTransport, acquireInFlightSlots, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome, type HeldClaim } from '../src';
 import { eq, inArray, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
@@ -507,7 +507,7 @@ test('rows claimed ahead of their slots go out on their claim\'s read while it i
   expect(claims.countOf(a.accountId)).toBe(0);
 });
 
-test('a dispatcher claims ahead only for an endpoint whose last answer was quick, at most its account\'s share, and gives those claims back when it closes', async () => {
+test('a dispatcher claims ahead only for an endpoint whose last answer was quick, at most CLAIMS_AHEAD_PER_SLOT times its account\'s share, and gives those claims back when it closes', async () => {
   const rx = await startReceiver();
   const a = await messagingAccount(h);
   const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: rx.url('/share'), events: ['message.posted'] });
@@ -518,11 +518,11 @@ test('a dispatcher claims ahead only for an endpoint whose last answer was quick
     // Quick answers first: the endpoint is known quick.
     d.submit(await pendingRows(a.accountId, ep.id, 4));
     await eventually(async () => outcomes.length === 4, 10_000, 'four quick answers recorded');
-    // Then the receiver holds its answers: four rows on the wire, the next four (the share) claimed ahead, the rest unclaimed.
+    // Then the receiver holds its answers: four rows on the wire, the next eight (twice the share) claimed ahead, the rest unclaimed.
     rx.fallback = { hang: true };
     d.submit(await pendingRows(a.accountId, ep.id, 20));
     await eventually(async () => rx.inFlight === 4, 10_000, 'four attempts on the wire');
-    await eventually(async () => (await claimedUnsent()) === 8, 5_000, 'four on the wire and four claimed ahead');
+    await eventually(async () => (await claimedUnsent()) === 4 + 4 * CLAIMS_AHEAD_PER_SLOT, 5_000, 'four on the wire and eight claimed ahead');
     // On close the claims ahead go back; the hung attempts time out and record themselves.
     await d.close();
     expect(await claimedUnsent()).toBe(0);
