@@ -3,7 +3,8 @@
  * a local redis-server for one that does not answer: scripts/dev-services.ts), creates and
  * migrates the database, seeds a demo account on first start, then runs the API host, the web
  * host (one process, two ports), the MCP server and the worker as child processes (the MCP
- * server first: the others start once it listens), and prints its banner once the API and the
+ * server first: the others start once its /healthz answers, or after READY_WAIT_MS, or at once
+ * on a port of 0, which is not known here), and prints its banner once the API and the
  * worker are ready (their /readyz answer 200: warm, docs/operations.md "Readiness"). Ctrl-C
  * stops them all, then the services it started.
  */
@@ -137,7 +138,9 @@ async function main(): Promise<void> {
   // ~3 s of a core on a 2-core machine) otherwise runs on past their readiness, and the first
   // seconds of load after the banner met it (docs/operations.md "Readiness").
   children.push(run('mcp', 'apps/mcp/src/server.ts'));
-  if (config.mcpPort !== 0) await waitForReady(`http://127.0.0.1:${config.mcpPort}/healthz`);
+  if (config.mcpPort !== 0 && !(await waitForReady(`http://127.0.0.1:${config.mcpPort}/healthz`)) && !stopping) {
+    process.stderr.write(`the MCP server did not answer /healthz within ${READY_WAIT_MS / 1000} s (see its log); starting the others anyway\n`);
+  }
   if (stopping) return;
   children.push(run('api', 'apps/api/src/server.ts'));
   children.push(run('worker', 'apps/worker/src/main.ts'));

@@ -17,10 +17,11 @@ export interface HeldClaim {
 
 /**
  * Rows of a dispatcher's lanes CLAIMED AHEAD of their slots (docs/webhooks.md "The delivery
- * engine", 7): while an account's attempts are on the wire, the pipeline claims and reads the
+ * engine", 6): while an account's attempts are on the wire, the pipeline claims and reads the
  * rows that will take their slots next, so a slot that comes off the wire goes straight to a
  * POST with no round trip in between. A slot then spans only the attempt (the spec's "in
- * flight"), not the claim before it. At most the account's share of rows is claimed ahead.
+ * flight"), not the claim before it. At most CLAIMS_AHEAD_PER_SLOT times the account's share
+ * of rows is claimed ahead; rows claimed at a fan-out's write (Dispatcher.claimable) are held here too.
  *
  * Each entry is the claim's promise (its statement may still be under way); it settles with the
  * row's HeldClaim, or undefined when the statement did not claim the row (closed, not due,

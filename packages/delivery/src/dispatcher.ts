@@ -40,6 +40,11 @@ const FIRST_SHARE = inFlightLimit(0);
  * waited 12-15 ms for its claim at 200 deliveries/s on a loaded 2-core machine; 4-5 ms with two).
  */
 export const CLAIMS_AHEAD_PER_SLOT = 2;
+/**
+ * The slowest 2xx after which an endpoint's rows are claimed ahead: a row claimed ahead waits
+ * for up to CLAIMS_AHEAD_PER_SLOT attempts of its slot, and must still be fresh then.
+ */
+const QUICK_ANSWER_MS = CLAIM_AHEAD_FRESH_MS / CLAIMS_AHEAD_PER_SLOT;
 /** Pause before asking again for an account whose slots are all held elsewhere (other processes, the API). */
 const NO_SLOT_PAUSE_MS = 25;
 /** Pause after Redis refused to answer (slots cannot be counted, so nothing is sent). */
@@ -63,9 +68,10 @@ const ENDPOINTS_REMEMBERED = 10_000;
  *   receiver that fails at once would otherwise take attempts as fast as its account's slots
  *   turn over, each with its record and retry, and eat into every other account's share of the
  *   worker and the database.
- * - **quick** (a 2xx within CLAIM_AHEAD_FRESH_MS): its rows are claimed ahead of their slots
- *   (ClaimsAhead), since its slots come back before such a claim's read grows old. A receiver
- *   that hangs or crawls gets no claims ahead: they would only grow old and be made again.
+ * - **quick** (a 2xx within QUICK_ANSWER_MS): its rows are claimed ahead of their slots
+ *   (ClaimsAhead), since its slots come back, CLAIMS_AHEAD_PER_SLOT times over, before such a
+ *   claim's read grows old. A receiver that hangs or crawls gets no claims ahead: they would
+ *   only grow old and be made again.
  */
 class RecentAnswers {
   private readonly failing = new Set<string>();
@@ -84,7 +90,7 @@ class RecentAnswers {
     if (outcome.kind !== 'done') return;
     if (outcome.status === 'delivered') {
       this.failing.delete(endpointId);
-      if (outcome.latencyMs !== null && outcome.latencyMs <= CLAIM_AHEAD_FRESH_MS) remember(this.quick, endpointId);
+      if (outcome.latencyMs !== null && outcome.latencyMs <= QUICK_ANSWER_MS) remember(this.quick, endpointId);
       else this.quick.delete(endpointId);
     } else if (outcome.responseStatus !== null || outcome.latencyMs !== null) {
       this.quick.delete(endpointId);
@@ -113,6 +119,8 @@ class Lane {
   readonly inFlightByEndpoint = new Map<string, number>();
   /** this process's share of the account's cap, as Redis last answered it (the cap is at most 16) */
   share = 16;
+  /** Redis has answered an ask of this lane (`share` is its answer, not the default) */
+  shareKnown = false;
   /** no slot asked for before this (Date.now()) */
   pausedUntil = 0;
   /** rows of the account were left in the database because the lane was full */
@@ -255,6 +263,8 @@ export class Dispatcher {
   private readonly sends = new Map<string, () => Promise<void>>();
   /** rows of the lanes claimed ahead of their slots (ClaimsAhead) */
   private readonly ahead = new ClaimsAhead();
+  /** per account, rows chosen by `claimable` whose fan-out write and submit are under way */
+  private readonly reserved = new Map<string, number>();
   private inFlight = 0;
   private asking = false;
   private again = false;
@@ -296,35 +306,54 @@ export class Dispatcher {
 
   /**
    * Of a fan-out's rows about to be written, those to CLAIM AT THE WRITE (docs/webhooks.md "The
-   * delivery engine", 7): the rows that will get a slot at once, so the write's own read serves
+   * delivery engine", 6): the rows that will get a slot at once, so the write's own read serves
    * their attempts and no claim statement stands between the fan-out and the POST. Per account,
-   * as many as its free slots here (its share, less the rows on the wire, waiting and claimed
-   * ahead; an account with no lane here yet counts the smallest cap, FIRST_SHARE), none of an
-   * endpoint that is being probed (RecentAnswers). A row so claimed that then waits past
-   * CLAIM_AHEAD_FRESH_MS is claimed and read again like any other.
+   * as many as its free slots here: its share (the smallest cap, FIRST_SHARE, until Redis has
+   * answered the lane's first ask) less the rows on the wire, waiting (rows claimed ahead among
+   * them) and reserved by other fan-outs whose writes are under way; none for an account whose
+   * asks are paused, nor of an endpoint that is being probed (RecentAnswers). The rows chosen
+   * stay RESERVED until `release` (call it once the write's rows are submitted, or the write
+   * failed), so fan-outs running side by side never claim more than the free slots between them.
+   * A row so claimed that then waits past CLAIM_AHEAD_FRESH_MS is claimed and read again like any other.
    */
-  claimable(rows: ReadonlyArray<{ id: string; accountId: string; endpointId: string }>): Set<string> {
-    const out = new Set<string>();
-    if (this.closing) return out;
-    let room = MAX_IN_FLIGHT - this.inFlight;
-    const free = new Map<string, number>();
-    for (const r of rows) {
-      if (room <= 0) break;
-      if (this.answers.isFailing(r.endpointId)) continue;
-      let n = free.get(r.accountId);
-      if (n === undefined) {
-        const lane = this.lanes.get(r.accountId);
-        n = (lane ? lane.share - lane.inFlight - lane.size : FIRST_SHARE) - this.ahead.countOf(r.accountId);
+  claimable(rows: ReadonlyArray<{ id: string; accountId: string; endpointId: string }>): { ids: Set<string>; release: () => void } {
+    const ids = new Set<string>();
+    const taken = new Map<string, number>();
+    if (!this.closing) {
+      let room = MAX_IN_FLIGHT - this.inFlight;
+      const now = Date.now();
+      const free = new Map<string, number>();
+      for (const r of rows) {
+        if (room <= 0) break;
+        if (this.answers.isFailing(r.endpointId)) continue;
+        let n = free.get(r.accountId);
+        if (n === undefined) {
+          const lane = this.lanes.get(r.accountId);
+          if (lane && lane.pausedUntil > now) n = 0;
+          else n = (lane ? (lane.shareKnown ? lane.share : FIRST_SHARE) - lane.inFlight - lane.size : FIRST_SHARE) - (this.reserved.get(r.accountId) ?? 0);
+        }
+        if (n <= 0) {
+          free.set(r.accountId, 0);
+          continue;
+        }
+        free.set(r.accountId, n - 1);
+        taken.set(r.accountId, (taken.get(r.accountId) ?? 0) + 1);
+        ids.add(r.id);
+        room -= 1;
       }
-      if (n <= 0) {
-        free.set(r.accountId, 0);
-        continue;
-      }
-      free.set(r.accountId, n - 1);
-      out.add(r.id);
-      room -= 1;
     }
-    return out;
+    for (const [accountId, n] of taken) this.reserved.set(accountId, (this.reserved.get(accountId) ?? 0) + n);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      for (const [accountId, n] of taken) {
+        const left = (this.reserved.get(accountId) ?? 0) - n;
+        if (left > 0) this.reserved.set(accountId, left);
+        else this.reserved.delete(accountId);
+      }
+    };
+    return { ids, release };
   }
 
   /**
@@ -424,7 +453,11 @@ export class Dispatcher {
           for (const [accountId, n] of wanted) {
             const lane = this.lanes.get(accountId);
             if (!lane) continue;
-            lane.share = leases.shares.get(accountId) ?? lane.share;
+            const share = leases.shares.get(accountId);
+            if (share !== undefined) {
+              lane.share = share;
+              lane.shareKnown = true;
+            }
             const got = leases.count(accountId);
             // Fewer slots than asked for: the rest are held elsewhere, and their release does not
             // reach this process: ask again after a short pause.

@@ -1,7 +1,8 @@
 import { Worker, type Job } from 'bullmq';
 import { claimMs, queuePrefix, type Deps, type RedisClient } from '@teamchat/core';
 import type { Dispatcher } from './dispatcher';
-import { planFanOut, writeFanOut } from './fan-out';
+import { planFanOut, writeFanOut, type FannedOutDelivery } from './fan-out';
+import { releaseClaims } from './store';
 import type { FanOutRead } from './statements';
 import { WEBHOOK_FANOUT_QUEUE, fanoutEventIds, type FanoutMessage } from './queues';
 
@@ -23,13 +24,26 @@ export const FANOUT_STALLED_CHECK_MS = 3_000;
 export async function fanOutAndHandOver(deps: Deps, dispatcher: Dispatcher, eventIds: readonly string[], read?: readonly FanOutRead[]): Promise<{ deliveries: number; queued: number }> {
   const startedAt = Date.now();
   const plan = await planFanOut(deps, eventIds, read);
-  // The rows that will get a slot at once are claimed in the write itself (dispatcher.claimable).
-  const ids = dispatcher.claimable(plan.rows);
+  // The rows that will get a slot at once are claimed in the write itself (dispatcher.claimable),
+  // reserved until they are submitted.
+  const picked = dispatcher.claimable(plan.rows);
+  let rows: FannedOutDelivery[];
+  let queued: number;
   const until = new Date(deps.now().getTime() + claimMs(deps.config));
-  const { rows, claimed } = await writeFanOut(deps, plan, ids.size > 0 ? { ids, until } : undefined);
-  const at = Date.now();
-  const held = new Map([...claimed].map(([id, ctx]) => [id, { ctx, claim: until, at }]));
-  const queued = dispatcher.submit(rows, held);
+  try {
+    // Fresh from before the write: its statement reads the endpoints at its start.
+    const at = Date.now();
+    const written = await writeFanOut(deps, plan, picked.ids.size > 0 ? { ids: picked.ids, until } : undefined);
+    rows = written.rows;
+    const held = new Map([...written.claimed].map(([id, ctx]) => [id, { ctx, claim: until, at }]));
+    queued = dispatcher.submit(rows, held);
+  } catch (err) {
+    // Claims a written batch would hold with nobody to send them go back (a no-op if nothing was written).
+    if (picked.ids.size > 0) await releaseClaims(deps.database.db, [...picked.ids], until).catch(() => undefined);
+    throw err;
+  } finally {
+    picked.release();
+  }
   const took = (Date.now() - startedAt) / 1000;
   const events = new Map(rows.map((r) => [r.eventId, r.eventCreatedAt]));
   for (const createdAt of events.values()) {

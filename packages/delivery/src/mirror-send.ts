@@ -138,8 +138,8 @@ async function nextMessage(deps: Deps, mirror: MirrorRow, now: Date): Promise<Mi
 }
 
 /**
- * One send on the wire and its record: the URL guard runs again (resolved now, every address
- * public), the stored body is POSTed with MIRROR_HEADERS, the answer is recorded (the webhook
+ * One send on the wire and its record: the URL guard runs again (the name's answer at most
+ * RESOLUTION_REUSE_MS old, every address public), the stored body is POSTed with MIRROR_HEADERS, the answer is recorded (the webhook
  * transitions) and the mirror's pace set. A 429 is the receiver's pace, not a failure: the send
  * stays open and waits for its Retry-After (or Discord's `retry_after`). Answers the row as
  * recorded, when the mirror may send next, and the reason it was disabled, if it was.

@@ -118,12 +118,24 @@ export async function runPipeline(
         deps.logger.warn('claiming rows ahead failed; they are claimed when their slots come', { rows: next.length, error: err.message });
       });
     }
+  } catch (err) {
+    // Nothing is sent: the rows this pipeline holds claims of (claimed ahead, or by its own
+    // statement) get them back, for the next attempt to take at once rather than after the claim time.
+    await giveBack(db, [...held.values()]).catch(() => undefined);
+    throw err;
   } finally {
     // A stage that failed before the claim statement, or a statement that failed: nothing of `next` is claimed.
     if (!claimingNext) nextClaimed?.settle(new Map());
   }
   const others = toClaim.filter((id) => !claimed.has(id));
-  const unclaimed = others.length > 0 ? await loadDeliveryContexts(db, others) : new Map<string, DeliveryContext>();
+  let unclaimed = new Map<string, DeliveryContext>();
+  try {
+    if (others.length > 0) unclaimed = await loadDeliveryContexts(db, others);
+  } catch (err) {
+    const mineClaimed = ids.flatMap((id) => (claimed.has(id) ? [{ ctx: claimed.get(id)!, claim }] : []));
+    await giveBack(db, [...held.values(), ...mineClaimed]).catch(() => undefined);
+    throw err;
+  }
   const mine: Mine[] = [];
   ids.forEach((id, i) => {
     const h = held.get(id);
@@ -199,7 +211,13 @@ async function heldClaims(db: Executor, claims: ClaimsAhead | undefined, ids: re
     if (now - h.at <= CLAIM_AHEAD_FRESH_MS) fresh.set(h.ctx.row.id, h);
     else stale.push(h);
   }
-  await giveBack(db, stale);
+  try {
+    await giveBack(db, stale);
+  } catch (err) {
+    // The pipeline fails before any send: the fresh claims go back too (see runPipeline).
+    await giveBack(db, [...fresh.values()]).catch(() => undefined);
+    throw err;
+  }
   return fresh;
 }
 

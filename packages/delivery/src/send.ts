@@ -72,8 +72,8 @@ export async function sendPrepared(transport: WebhookTransport, ctx: DeliveryCon
 }
 
 /**
- * One attempt on the wire: the URL guard runs again (the name is resolved now and every address
- * must be public), then the stored body is POSTed to the vetted address.
+ * One attempt on the wire: the URL guard runs again (the name's answer at most RESOLUTION_REUSE_MS
+ * old, and every address must be public), then the stored body is POSTed to the vetted address.
  */
 export async function sendDelivery(
   config: Pick<Config, 'secretsKey' | 'webhookAllowedHosts' | 'webhookDevReceiversDir'>,

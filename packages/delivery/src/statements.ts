@@ -181,9 +181,10 @@ export const CLOSE_DELIVERED = statement<{ ids: string[] }>('webhook_close_deliv
   SELECT COALESCE((SELECT array_agg(id) FROM closed), '{}'::text[]) AS ids, (SELECT count(*) FROM health)::int AS health`);
 
 /**
- * Gives back the claims a fan-out batch took at its write on rows it then did not attempt (they
- * leave for single attempts, which must be able to claim them at once). Only rows still open and
- * still under that claim. $1 ids, $2 the batch's claim.
+ * Gives back claims that will not be sent on (a claim grown old before its slot came, a row
+ * claimed at a fan-out's write that its dispatcher did not take, a pipeline that failed before
+ * sending, a closing dispatcher's claims ahead), so the next attempt can claim the rows at once.
+ * Only rows still open and still under that claim. $1 ids, $2 the claim.
  */
 export const RELEASE_CLAIMS = statement<{ id: string }>('webhook_release_claims', `
   UPDATE webhook_deliveries SET claimed_until = NULL

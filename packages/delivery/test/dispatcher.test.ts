@@ -536,12 +536,12 @@ test('a dispatcher claims ahead only for an endpoint whose last answer was quick
 /** A fan-out of `eventIds` as the engine makes it (fanout-worker.ts): the rows `d` would give a slot at once claimed in the write. */
 async function fanOutClaiming(d: Dispatcher, eventIds: string[]) {
   const plan = await planFanOut(h.deps, eventIds);
-  const ids = d.claimable(plan.rows);
+  const picked = d.claimable(plan.rows);
   const until = new Date(Date.now() + 15_000);
-  const written = await writeFanOut(h.deps, plan, { ids, until });
   const at = Date.now();
+  const written = await writeFanOut(h.deps, plan, { ids: picked.ids, until });
   const held = new Map<string, HeldClaim>([...written.claimed].map(([id, ctx]) => [id, { ctx, claim: until, at }]));
-  return { plan, ids, rows: written.rows, held };
+  return { plan, ids: picked.ids, release: picked.release, rows: written.rows, held };
 }
 
 test('rows claimed at the fan-out\'s write (as many as the account\'s free slots) go out on the write\'s read while it is fresh; the others, and any grown old, are claimed and read again', async () => {
@@ -561,6 +561,7 @@ test('rows claimed at the fan-out\'s write (as many as the account\'s free slots
     // the other 2 are claimed and read by their pipeline, which sees the endpoint disabled.
     await disable();
     expect(d.submit(fresh.rows, fresh.held)).toBe(6);
+    fresh.release();
     await eventually(async () => outcomes.length === 6, 10_000, 'six outcomes');
     const byId = new Map(outcomes.map((o) => [o.deliveryId, o]));
     for (const r of fresh.rows) {
@@ -578,6 +579,7 @@ test('rows claimed at the fan-out\'s write (as many as the account\'s free slots
     await disable();
     outcomes.length = 0;
     d.submit(old.rows, old.held);
+    old.release();
     await eventually(async () => outcomes.length === 1, 10_000, 'the old claim\'s outcome');
     expect(outcomes[0]).toMatchObject({ kind: 'done', status: 'dead' });
     expect(ok.received.filter((r) => r.path === '/at-write')).toHaveLength(4);
@@ -598,7 +600,9 @@ test('no row is claimed at the write for an endpoint being probed; claims a disp
     d.submit(await pendingRows(a.accountId, failing.id, 1));
     await eventually(async () => outcomes.length === 1, 10_000, 'the failure recorded');
     const rows = [{ id: 'delivery_probed', accountId: a.accountId, endpointId: failing.id }, { id: 'delivery_other', accountId: a.accountId, endpointId: other.id }];
-    expect([...d.claimable(rows)]).toEqual(['delivery_other']);
+    const picked = d.claimable(rows);
+    expect([...picked.ids]).toEqual(['delivery_other']);
+    picked.release();
 
     const ch = await makeChannel(a.ownerApi);
     await post(a.ownerApi, ch, { text: 'claimed, then not taken' });
@@ -611,4 +615,18 @@ test('no row is claimed at the write for an endpoint being probed; claims a disp
     await d.close();
     await rx.close();
   }
+});
+
+test('fan-outs side by side claim no more at their writes than the account\'s free slots between them: the rows chosen stay reserved until released', () => {
+  const d = new Dispatcher(h.deps, transport, () => undefined);
+  const rowsOf = (accountId: string, n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ id: `delivery_${tag}${i}`, accountId, endpointId: 'webhook_x' }));
+  const one = d.claimable(rowsOf('acct_reserve', 6, 'a'));
+  expect(one.ids.size).toBe(4); // an account with no lane here counts the smallest cap
+  const two = d.claimable(rowsOf('acct_reserve', 6, 'b'));
+  expect(two.ids.size).toBe(0); // its free slots are reserved by the first write, still under way
+  expect(d.claimable(rowsOf('acct_other', 2, 'c')).ids.size).toBe(2); // another account's are its own
+  one.release();
+  one.release(); // a second release changes nothing
+  two.release();
+  expect(d.claimable(rowsOf('acct_reserve', 6, 'd')).ids.size).toBe(4);
 });

@@ -64,7 +64,8 @@ function refuse(reason: UrlRefusal, message: string): never {
 /**
  * What an address literal is never changes: the verdicts of the addresses seen lately are kept
  * (the guard runs before every attempt, and parsing and matching the ranges was ~2.5 % of a
- * worker's CPU). Only the verdict on the literal is kept; names are resolved every time.
+ * worker's CPU). Only the verdict on the literal is kept; a name's answer is used again for
+ * RESOLUTION_REUSE_MS at most (resolveShared).
  */
 const verdicts = new Map<string, boolean>();
 const VERDICTS_MAX = 10_000;
@@ -142,7 +143,7 @@ type Addresses = Array<{ address: string; family: number }>;
 /**
  * Per resolver, by name: the lookup under way (attempts that vet the same name at the same
  * moment share ONE lookup) or its answer and when it came (used again for RESOLUTION_REUSE_MS).
- * A failed lookup is not kept.
+ * A failed lookup (an error or no address) is not kept.
  */
 const resolutions = new WeakMap<Resolve, Map<string, { answer: Promise<Addresses>; at: number | null }>>();
 
@@ -153,19 +154,23 @@ function resolveShared(resolve: Resolve, host: string): Promise<Addresses> {
     resolutions.set(resolve, known);
   }
   const found = known.get(host);
-  if (found && (found.at === null || Date.now() - found.at <= RESOLUTION_REUSE_MS)) return found.answer;
+  // A monotonic clock: a wall clock stepped back would stretch the window.
+  if (found && (found.at === null || performance.now() - found.at <= RESOLUTION_REUSE_MS)) return found.answer;
   const entry: { answer: Promise<Addresses>; at: number | null } = { answer: resolve(host), at: null };
   known.delete(host);
   known.set(host, entry);
   if (known.size > RESOLUTIONS_REMEMBERED) known.delete(known.keys().next().value!);
   const map = known;
+  const forget = () => {
+    if (map.get(host) === entry) map.delete(host);
+  };
   entry.answer.then(
-    () => {
-      entry.at = Date.now();
+    (addresses) => {
+      // An empty answer is a failed lookup (the name does not resolve): not kept either.
+      if (addresses.length === 0) forget();
+      else entry.at = performance.now();
     },
-    () => {
-      if (map.get(host) === entry) map.delete(host);
-    },
+    forget,
   );
   return entry.answer;
 }
