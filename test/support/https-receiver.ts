@@ -68,6 +68,13 @@ export async function startReceiver(options: { port?: number } = {}): Promise<Re
   const sockets = new Set<Socket>();
   const hanging = new Set<ServerResponse>();
   const byPath = new Map<string, number>();
+  /**
+   * Ends a request's count of "in flight" (the request's `done`). Called as its answer starts to
+   * be written: the sender cannot have the answer before that, while 'finish' (kept as a fallback
+   * with 'close') may come only after the sender has the answer and sent its next request, on a
+   * loaded machine, and count one request too many.
+   */
+  const answered = new WeakMap<ServerResponse, () => void>();
 
   const answer = (a: Answer, res: ServerResponse) => {
     if ('hang' in a) {
@@ -79,10 +86,14 @@ export async function startReceiver(options: { port?: number } = {}): Promise<Re
       return;
     }
     if ('redirect' in a) {
+      answered.get(res)?.();
       res.writeHead(a.status ?? 302, { location: a.redirect }).end();
       return;
     }
-    const send = () => res.writeHead(a.status, { 'content-type': 'text/plain', ...(a.headers ?? {}) }).end(a.body ?? 'ok');
+    const send = () => {
+      answered.get(res)?.();
+      res.writeHead(a.status, { 'content-type': 'text/plain', ...(a.headers ?? {}) }).end(a.body ?? 'ok');
+    };
     if (a.delayMs) setTimeout(send, a.delayMs);
     else send();
   };
@@ -101,6 +112,7 @@ export async function startReceiver(options: { port?: number } = {}): Promise<Re
       }
       counted = false;
     };
+    answered.set(res, done);
     res.on('finish', done);
     res.on('close', done);
     const chunks: Buffer[] = [];
