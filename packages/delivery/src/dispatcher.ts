@@ -146,6 +146,16 @@ class Lane {
     return room;
   }
 
+  /**
+   * Slots of the account this process could start attempts on now beyond the rows already here:
+   * its share (the smallest cap, FIRST_SHARE, until Redis has answered an ask of the lane) less
+   * the rows on the wire and waiting; none while its asks are paused.
+   */
+  freeSlots(now: number): number {
+    if (this.pausedUntil > now) return 0;
+    return (this.shareKnown ? this.share : FIRST_SHARE) - this.inFlight - this.size;
+  }
+
   /** An endpoint's part of `cap` while other endpoints of the account have rows waiting (at least 1). */
   private partOf(cap: number): number {
     return Math.max(1, Math.ceil(cap / Math.max(1, this.waiting.size)));
@@ -326,12 +336,7 @@ export class Dispatcher {
       for (const r of rows) {
         if (room <= 0) break;
         if (this.answers.isFailing(r.endpointId)) continue;
-        let n = free.get(r.accountId);
-        if (n === undefined) {
-          const lane = this.lanes.get(r.accountId);
-          if (lane && lane.pausedUntil > now) n = 0;
-          else n = (lane ? (lane.shareKnown ? lane.share : FIRST_SHARE) - lane.inFlight - lane.size : FIRST_SHARE) - (this.reserved.get(r.accountId) ?? 0);
-        }
+        const n = free.get(r.accountId) ?? (this.lanes.get(r.accountId)?.freeSlots(now) ?? FIRST_SHARE) - (this.reserved.get(r.accountId) ?? 0);
         if (n <= 0) {
           free.set(r.accountId, 0);
           continue;

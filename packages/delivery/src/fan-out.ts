@@ -1,7 +1,8 @@
 import { and, channelMembers, eq, events, gt, identities, inArray, isNull, runStatement, webhookEndpoints, type Executor } from '@teamchat/db';
 import { FANOUT_READ, FANOUT_WRITE, UNRELAYED, UNRELAYED_READ, type FanOutRead } from './statements';
-import { claimedContext } from './store';
-import { eventReachesEndpoint, newId, renderEventBody, type DeliveryContext, type Deps, type EventRow, type PayloadMode } from '@teamchat/core';
+import type { HeldClaim } from './claims-ahead';
+import { claimedContexts } from './store';
+import { eventReachesEndpoint, newId, renderEventBody, type Deps, type EventRow, type PayloadMode } from '@teamchat/core';
 
 /** A delivery row the fan-out wrote (`pending`, attempt 1), with its stored body: its first attempt needs nothing more. */
 export interface FannedOutDelivery {
@@ -77,18 +78,20 @@ export interface ClaimAtWrite {
 /** What a fan-out's write wrote: its rows (open), and those it claimed with each claim's read. */
 export interface FanOutWritten {
   rows: FannedOutDelivery[];
-  /** the rows claimed at the write (ClaimAtWrite), by id, as the write read them */
-  claimed: Map<string, DeliveryContext>;
+  /** the rows claimed at the write (ClaimAtWrite), by id: as the write read them, its claim, and when (ClaimsAhead holds them as such) */
+  claimed: Map<string, HeldClaim>;
 }
 
 /**
  * The write side of fanOutEvents (one statement). Rows of `claim` are written claimed and read
  * back as a claim reads them (the row, its endpoint and account as they are now, its body), so
- * their attempts need no claim of their own; the others are written unclaimed.
+ * their attempts need no claim of their own; the others are written unclaimed. A claim's read
+ * is dated from before the statement, which reads the endpoints at its start.
  */
 export async function writeFanOut(deps: Pick<Deps, 'database'>, plan: FanOutPlan, claim?: ClaimAtWrite): Promise<FanOutWritten> {
   if (plan.eventIds.length === 0) return { rows: [], claimed: new Map() };
   const { bodies, rows } = plan;
+  const at = Date.now();
   const [written] = await runStatement(deps.database.db, FANOUT_WRITE, [
     plan.eventIds,
     bodies.map((b) => b.id), bodies.map((b) => b.accountId), bodies.map((b) => b.eventId), bodies.map((b) => b.type), bodies.map((b) => b.mode), bodies.map((b) => b.body),
@@ -96,10 +99,8 @@ export async function writeFanOut(deps: Pick<Deps, 'database'>, plan: FanOutPlan
     claim && claim.ids.size > 0 ? claim.until : null, claim ? [...claim.ids] : [],
   ]);
   const inserted = new Set(written.ids);
-  const claimed = new Map(written.claimed.map((r) => {
-    const ctx = claimedContext(r);
-    return [ctx.row.id, ctx];
-  }));
+  const claimed = new Map<string, HeldClaim>();
+  if (claim) for (const [id, ctx] of claimedContexts(written.claimed)) claimed.set(id, { ctx, claim: claim.until, at });
   return { rows: rows.filter((d) => inserted.has(d.id)), claimed };
 }
 

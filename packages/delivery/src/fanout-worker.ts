@@ -31,12 +31,9 @@ export async function fanOutAndHandOver(deps: Deps, dispatcher: Dispatcher, even
   let queued: number;
   const until = new Date(deps.now().getTime() + claimMs(deps.config));
   try {
-    // Fresh from before the write: its statement reads the endpoints at its start.
-    const at = Date.now();
     const written = await writeFanOut(deps, plan, picked.ids.size > 0 ? { ids: picked.ids, until } : undefined);
     rows = written.rows;
-    const held = new Map([...written.claimed].map(([id, ctx]) => [id, { ctx, claim: until, at }]));
-    queued = dispatcher.submit(rows, held);
+    queued = dispatcher.submit(rows, written.claimed);
   } catch (err) {
     // Claims a written batch would hold with nobody to send them go back (a no-op if nothing was written).
     if (picked.ids.size > 0) await releaseClaims(deps.database.db, [...picked.ids], until).catch(() => undefined);

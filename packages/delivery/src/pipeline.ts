@@ -105,6 +105,7 @@ export async function runPipeline(
   let held = new Map<string, HeldClaim>();
   let toClaim: readonly string[];
   let claimingNext: Promise<void> | null = null;
+  let unclaimed = new Map<string, DeliveryContext>();
   try {
     held = await heldClaims(db, ahead?.claims, ids, Date.now());
     toClaim = ids.filter((id) => !held.has(id));
@@ -118,23 +119,18 @@ export async function runPipeline(
         deps.logger.warn('claiming rows ahead failed; they are claimed when their slots come', { rows: next.length, error: err.message });
       });
     }
+    const others = toClaim.filter((id) => !claimed.has(id));
+    if (others.length > 0) unclaimed = await loadDeliveryContexts(db, others);
   } catch (err) {
-    // Nothing is sent: the rows this pipeline holds claims of (claimed ahead, or by its own
-    // statement) get them back, for the next attempt to take at once rather than after the claim time.
-    await giveBack(db, [...held.values()]).catch(() => undefined);
+    // Nothing is sent: the rows of `ids` this pipeline holds claims of (claimed ahead, or by its
+    // own statement) get them back, for the next attempt to take at once rather than after the
+    // claim time. (Rows of `next` it claimed are held ahead, as they would be had it gone on.)
+    const mineClaimed = ids.flatMap((id) => (claimed.has(id) ? [{ ctx: claimed.get(id)!, claim }] : []));
+    await giveBack(db, [...held.values(), ...mineClaimed]).catch(() => undefined);
     throw err;
   } finally {
     // A stage that failed before the claim statement, or a statement that failed: nothing of `next` is claimed.
     if (!claimingNext) nextClaimed?.settle(new Map());
-  }
-  const others = toClaim.filter((id) => !claimed.has(id));
-  let unclaimed = new Map<string, DeliveryContext>();
-  try {
-    if (others.length > 0) unclaimed = await loadDeliveryContexts(db, others);
-  } catch (err) {
-    const mineClaimed = ids.flatMap((id) => (claimed.has(id) ? [{ ctx: claimed.get(id)!, claim }] : []));
-    await giveBack(db, [...held.values(), ...mineClaimed]).catch(() => undefined);
-    throw err;
   }
   const mine: Mine[] = [];
   ids.forEach((id, i) => {

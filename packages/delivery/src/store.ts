@@ -44,21 +44,18 @@ export async function loadDeliveryContexts(db: Executor, deliveryIds: readonly s
  */
 export async function claimAndReadDeliveries(db: Executor, ids: readonly string[], now: Date, until: Date): Promise<Map<string, DeliveryContext>> {
   if (ids.length === 0) return new Map();
-  const rows = await runStatement(db, CLAIM_AND_READ, [ids, until, now]);
-  return new Map(rows.map((r) => {
-    const ctx = claimedContext(r);
-    return [ctx.row.id, ctx];
-  }));
+  return claimedContexts(await runStatement(db, CLAIM_AND_READ, [ids, until, now]));
 }
 
-/** A claimed row as its claim's statement answered it (CLAIM_AND_READ, or a fan-out's write that claimed it), mapped as Drizzle maps a selected row. */
-export function claimedContext(r: ClaimedRead): DeliveryContext {
-  return {
-    row: fromJson(webhookDeliveries, r.row) as DeliveryContext['row'],
-    endpoint: fromJson(webhookEndpoints, r.endpoint) as DeliveryContext['endpoint'],
-    account: { id: r.account_id, plan: r.plan, state: r.state },
-    body: r.body,
-  };
+/**
+ * Claimed rows as their claim's statement answered them (CLAIM_AND_READ, or a fan-out's write
+ * that claimed them), mapped as Drizzle maps a selected row, by id.
+ */
+export function claimedContexts(rows: readonly ClaimedRead[]): Map<string, DeliveryContext> {
+  return new Map(rows.map((r) => {
+    const row = fromJson(webhookDeliveries, r.row) as DeliveryContext['row'];
+    return [row.id, { row, endpoint: fromJson(webhookEndpoints, r.endpoint) as DeliveryContext['endpoint'], account: { id: r.account_id, plan: r.plan, state: r.state }, body: r.body }];
+  }));
 }
 
 /** Each table's columns (key, column), listed once: fromJson runs for every row claimed. */

@@ -25,10 +25,10 @@ const WARM_UP_CONCURRENCY = 8;
  * receiver of this process's own (HTTPS on loopback with warm-up-certificate.ts, started here and
  * closed after, so the TLS client's code runs too; the guard's verdict is not used for it, so
  * nothing is ever sent anywhere else), then the record stage, whose statements are fenced on
- * rows that do not exist in the database: they change nothing. One in four answers is a 500, so the failure path's record runs too. Nothing is
- * written to PostgreSQL or Redis, no unit is charged, no metric counts an attempt. Answers the
- * requests the warm-up's receiver answered; an attempt that fails otherwise (no answer, an
- * error) stops the others and fails the step.
+ * rows that do not exist in the database: they change nothing. One in four answers is a 500,
+ * so the failure path's record runs too. Nothing is written to PostgreSQL or Redis, no unit is
+ * charged, no metric counts an attempt. Answers the requests the warm-up's receiver answered; an
+ * attempt that fails otherwise (no answer, an error) stops the others and fails the step.
  */
 export async function warmUpAttempts(deps: Deps, attempts = WARM_UP_ATTEMPTS): Promise<number> {
   let answered = 0;

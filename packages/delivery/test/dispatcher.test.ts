@@ -1,6 +1,6 @@
 import { vetWebhookUrl, getMemberByEmail, inFlightKey, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
 import { Client } from 'pg';
-import { CLAIM_AHEAD_FRESH_MS, CLAIMS_AHEAD_PER_SLOT, ClaimsAhead, Dispatcher, SLOT_HANDOFF_MS, WebhookTransport, acquireInFlightSlots, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome, type HeldClaim } from '../src';
+import { CLAIM_AHEAD_FRESH_MS, CLAIMS_AHEAD_PER_SLOT, ClaimsAhead, Dispatcher, SLOT_HANDOFF_MS, WebhookTransport, acquireInFlightSlots, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome } from '../src';
 import { eq, inArray, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
@@ -537,11 +537,8 @@ test('a dispatcher claims ahead only for an endpoint whose last answer was quick
 async function fanOutClaiming(d: Dispatcher, eventIds: string[]) {
   const plan = await planFanOut(h.deps, eventIds);
   const picked = d.claimable(plan.rows);
-  const until = new Date(Date.now() + 15_000);
-  const at = Date.now();
-  const written = await writeFanOut(h.deps, plan, { ids: picked.ids, until });
-  const held = new Map<string, HeldClaim>([...written.claimed].map(([id, ctx]) => [id, { ctx, claim: until, at }]));
-  return { plan, ids: picked.ids, release: picked.release, rows: written.rows, held };
+  const written = await writeFanOut(h.deps, plan, { ids: picked.ids, until: new Date(Date.now() + 15_000) });
+  return { plan, ids: picked.ids, release: picked.release, rows: written.rows, held: written.claimed };
 }
 
 test('rows claimed at the fan-out\'s write (as many as the account\'s free slots) go out on the write\'s read while it is fresh; the others, and any grown old, are claimed and read again', async () => {

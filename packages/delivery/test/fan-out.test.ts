@@ -63,14 +63,19 @@ test('an event no endpoint matches is marked relayed and gets no delivery', asyn
   expect(row.relayedAt).toBeInstanceOf(Date);
 });
 
-test('a fan-out plan written twice (two workers holding the same read) writes its rows once, open and unclaimed', async () => {
+/** An account with two endpoints of message.posted and one post: the post's fan-out planned (one row per endpoint), not written. */
+async function twoEndpointsPlanned() {
   const a = await messagingAccount(h);
   const ch = await makeChannel(a.ownerApi);
   const one = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: 'https://localhost:1/one', events: ['message.posted'] });
   const two = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: 'https://localhost:1/two', events: ['message.posted'] });
-  await post(a.ownerApi, ch, { text: 'claimed at birth' });
+  await post(a.ownerApi, ch, { text: 'one post, two endpoints' });
   const [event] = (await eventsOf(h, a.accountId)).filter((e) => e.type === 'message.posted');
-  const plan = await planFanOut(h.deps, [event.id]);
+  return { one, two, plan: await planFanOut(h.deps, [event.id]) };
+}
+
+test('a fan-out plan written twice (two workers holding the same read) writes its rows once, open and unclaimed', async () => {
+  const { one, two, plan } = await twoEndpointsPlanned();
   expect(plan.rows).toHaveLength(2);
   const { rows: written } = await writeFanOut(h.deps, plan);
   expect(written.map((r) => r.id).sort()).toEqual(plan.rows.map((r) => r.id).sort());
@@ -82,19 +87,14 @@ test('a fan-out plan written twice (two workers holding the same read) writes it
 });
 
 test('a fan-out write claims the rows it is asked to and answers each as a claim reads it (the row as written, its endpoint, account and body); the others stay unclaimed', async () => {
-  const a = await messagingAccount(h);
-  const ch = await makeChannel(a.ownerApi);
-  const one = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: 'https://localhost:1/claimed', events: ['message.posted'] });
-  const two = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: 'https://localhost:1/unclaimed', events: ['message.posted'] });
-  await post(a.ownerApi, ch, { text: 'claimed at the write' });
-  const [event] = (await eventsOf(h, a.accountId)).filter((e) => e.type === 'message.posted');
-  const plan = await planFanOut(h.deps, [event.id]);
+  const { one, two, plan } = await twoEndpointsPlanned();
   const pick = plan.rows.find((r) => r.endpointId === one.id)!;
   const until = new Date(Date.now() + 15_000);
   const { rows, claimed } = await writeFanOut(h.deps, plan, { ids: new Set([pick.id]), until });
   expect(rows).toHaveLength(2);
   expect([...claimed.keys()]).toEqual([pick.id]);
-  const ctx = claimed.get(pick.id)!;
+  const { ctx, claim } = claimed.get(pick.id)!;
+  expect(claim).toEqual(until);
   expect(ctx.row.claimedUntil).toEqual(until);
   // Exactly what a read of the row, its endpoint, account and body gives now.
   expect(ctx).toEqual((await loadDeliveryContexts(h.deps.database.db, [pick.id])).get(pick.id));

@@ -148,11 +148,8 @@ type Addresses = Array<{ address: string; family: number }>;
 const resolutions = new WeakMap<Resolve, Map<string, { answer: Promise<Addresses>; at: number | null }>>();
 
 function resolveShared(resolve: Resolve, host: string): Promise<Addresses> {
-  let known = resolutions.get(resolve);
-  if (!known) {
-    known = new Map();
-    resolutions.set(resolve, known);
-  }
+  const known = resolutions.get(resolve) ?? new Map<string, { answer: Promise<Addresses>; at: number | null }>();
+  resolutions.set(resolve, known);
   const found = known.get(host);
   // A monotonic clock: a wall clock stepped back would stretch the window.
   if (found && (found.at === null || performance.now() - found.at <= RESOLUTION_REUSE_MS)) return found.answer;
@@ -160,9 +157,8 @@ function resolveShared(resolve: Resolve, host: string): Promise<Addresses> {
   known.delete(host);
   known.set(host, entry);
   if (known.size > RESOLUTIONS_REMEMBERED) known.delete(known.keys().next().value!);
-  const map = known;
   const forget = () => {
-    if (map.get(host) === entry) map.delete(host);
+    if (known.get(host) === entry) known.delete(host);
   };
   entry.answer.then(
     (addresses) => {
