@@ -1,5 +1,5 @@
 import { and, channelMembers, eq, events, gt, identities, inArray, isNull, runStatement, webhookEndpoints, type Executor } from '@teamchat/db';
-import { FANOUT_READ, FANOUT_WRITE, UNRELAYED, UNRELAYED_READ, type FanOutRead } from './statements';
+import { FANOUT_READ, FANOUT_WRITE, FANOUT_WRITE_MIRRORED, UNRELAYED, UNRELAYED_READ, type FanOutRead } from './statements';
 import type { HeldClaim } from './claims-ahead';
 import { claimedContexts } from './store';
 import { eventReachesEndpoint, newId, renderEventBody, type Deps, type EventRow, type PayloadMode } from '@teamchat/core';
@@ -39,6 +39,8 @@ export interface FanOutPlan {
   eventIds: string[];
   bodies: Array<{ id: string; accountId: string; eventId: string; type: string; mode: PayloadMode; body: string }>;
   rows: FannedOutDelivery[];
+  /** an event of the batch belongs to an account with an enabled mirror: the write queues mirror lines too */
+  mirrored: boolean;
 }
 
 /**
@@ -46,12 +48,13 @@ export interface FanOutPlan {
  * the same way: `read`), and the bodies rendered.
  */
 export async function planFanOut(deps: Pick<Deps, 'database'>, eventIds: readonly string[], read?: readonly FanOutRead[]): Promise<FanOutPlan> {
-  const plan: FanOutPlan = { eventIds: [], bodies: [], rows: [] };
+  const plan: FanOutPlan = { eventIds: [], bodies: [], rows: [], mirrored: false };
   if (eventIds.length === 0) return plan;
   const db = deps.database.db;
   const found = read ?? await runStatement(db, FANOUT_READ, [eventIds]);
   for (const r of found) {
     plan.eventIds.push(r.id);
+    if (r.mirrored) plan.mirrored = true;
     const event: EventRow = {
       id: r.id, seq: Number(r.seq), accountId: r.account_id, type: r.type, channelId: r.channel_id, data: r.data, createdAt: r.created_at, relayedAt: r.relayed_at,
     };
@@ -92,7 +95,7 @@ export async function writeFanOut(deps: Pick<Deps, 'database'>, plan: FanOutPlan
   if (plan.eventIds.length === 0) return { rows: [], claimed: new Map() };
   const { bodies, rows } = plan;
   const at = Date.now();
-  const [written] = await runStatement(deps.database.db, FANOUT_WRITE, [
+  const [written] = await runStatement(deps.database.db, plan.mirrored ? FANOUT_WRITE_MIRRORED : FANOUT_WRITE, [
     plan.eventIds,
     bodies.map((b) => b.id), bodies.map((b) => b.accountId), bodies.map((b) => b.eventId), bodies.map((b) => b.type), bodies.map((b) => b.mode), bodies.map((b) => b.body),
     rows.map((d) => d.id), rows.map((d) => d.accountId), rows.map((d) => d.endpointId), rows.map((d) => d.eventId), rows.map((d) => d.eventType), rows.map((d) => d.bodyId), rows.map((d) => d.eventCreatedAt),

@@ -318,7 +318,7 @@ function skip(deliveryId: string): AttemptOutcome {
 }
 
 /** Quick 2xx answers closed together: whatever arrives while a close is under way goes in the next one. */
-const closers = new WeakMap<object, Coalescer<{ deliveryId: string; claim: Date; responseStatus: number; latencyMs: number }, boolean>>();
+const closers = new WeakMap<object, Coalescer<{ deliveryId: string; createdAt: Date; claim: Date; responseStatus: number; latencyMs: number }, boolean>>();
 
 function closerFor(deps: Deps) {
   let c = closers.get(deps.database);
@@ -344,7 +344,7 @@ export async function record(deps: Deps, ctx: DeliveryContext, claim: Date, sent
   // The common case, delivered within the slow bar: no retry row, no disabling, no slow check
   // (isSlow needs a latency above the bar): one statement, shared with other rows answered meanwhile.
   if (receiverAnswered && deliveredQuickly(sent)) {
-    const closed = await closerFor(deps).add({ deliveryId: row.id, claim, responseStatus: sent.status, latencyMs: sent.latencyMs });
+    const closed = await closerFor(deps).add({ deliveryId: row.id, createdAt: row.createdAt, claim, responseStatus: sent.status, latencyMs: sent.latencyMs });
     if (!closed) return skip(row.id);
     observeAttempt(deps, row, 'delivered', sent.latencyMs, deps.now());
     return done(row.id, 'delivered', sent.status, sent.latencyMs, null, null);

@@ -104,16 +104,32 @@ export function deliveredQuickly(sent: { status: number | null; latencyMs: numbe
  */
 export async function closeDelivered(
   db: Executor,
-  input: { now: Date; rows: ReadonlyArray<{ deliveryId: string; claim: Date; responseStatus: number; latencyMs: number }> },
+  input: { now: Date; rows: ReadonlyArray<{ deliveryId: string; createdAt: Date; claim: Date; responseStatus: number; latencyMs: number }> },
 ): Promise<Set<string>> {
   const { now, rows } = input;
   const params = [
     rows.map((x) => x.deliveryId), rows.map((x) => x.claim), rows.map((x) => x.responseStatus), rows.map((x) => x.latencyMs), now, new Date(now.getTime() - 1000),
+    ...createdBounds(rows.map((x) => x.createdAt)),
   ];
   // The attempts were made: their rows must be closed, or a single attempt would send them
   // again. The statement is atomic and fenced on the claims: run again on a deadlock.
   const [r] = await retryOnConflict(() => runStatement(db, CLOSE_DELIVERED, params));
   return new Set(r.ids);
+}
+
+/**
+ * The partition key's bounds of some rows, for a statement to touch only their partitions:
+ * [earliest, latest + 1 ms). A row's `created_at` has microseconds, its Date only milliseconds.
+ */
+export function createdBounds(createdAt: readonly Date[]): [Date, Date] {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const d of createdAt) {
+    const t = d.getTime();
+    if (t < lo) lo = t;
+    if (t > hi) hi = t;
+  }
+  return [new Date(lo), new Date(hi + 1)];
 }
 
 /**

@@ -113,7 +113,7 @@ function warmUpEndpoint(deps: Deps): DeliveryContext['endpoint'] {
 function warmUpEvent(endpoint: DeliveryContext['endpoint'], n: number, now: Date): FanOutRead {
   const channel = newId('channel');
   return {
-    id: newId('event'), seq: String(n), account_id: endpoint.accountId, type: 'message.posted', channel_id: channel, created_at: now, relayed_at: null,
+    id: newId('event'), seq: String(n), account_id: endpoint.accountId, type: 'message.posted', channel_id: channel, created_at: now, relayed_at: null, mirrored: false,
     data: {
       channel: { id: channel, kind: 'channel' }, ts: `${Math.floor(now.getTime() / 1000)}.${String(n).padStart(6, '0')}`, author: newId('identity'), thread_ts: null,
       session: null, links_count: 0, attachments_count: 0, mentions: [], broadcast: false,

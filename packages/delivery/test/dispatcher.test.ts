@@ -1,7 +1,7 @@
 import { vetWebhookUrl, getMemberByEmail, inFlightKey, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
 import { Client } from 'pg';
 import { CLAIM_AHEAD_FRESH_MS, CLAIMS_AHEAD_PER_SLOT, ClaimsAhead, Dispatcher, SLOT_HANDOFF_MS, WebhookTransport, acquireInFlightSlots, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome } from '../src';
-import { eq, inArray, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
+import { eq, inArray, sql, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
 import { startReceiver, type Receiver } from '../../../test/support/https-receiver';
@@ -192,14 +192,14 @@ test('rounds that close at once on the same endpoints all close: every row deliv
   const shuffled = <T>(xs: T[]) => xs.map((x) => [Math.random(), x] as const).sort((p, q) => p[0] - q[0]).map(([, x]) => x);
   const closed = new Set<string>();
   for (let wave = 0; wave < 3; wave++) {
-    const closes = Array.from({ length: 16 }, () => shuffled([...eps, ...eps, ...eps, ...eps]).map((endpointId) => ({ id: newId('delivery'), endpointId })));
+    const closes = Array.from({ length: 16 }, () => shuffled([...eps, ...eps, ...eps, ...eps]).map((endpointId) => ({ id: newId('delivery'), endpointId, createdAt: new Date() })));
     await db.insert(webhookDeliveries).values(closes.flat().map((r) => ({
       id: r.id, chainId: r.id, attempt: 1, status: 'pending', kind: 'event', accountId: a.accountId, endpointId: r.endpointId,
-      eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: new Date(), claimedUntil: claim,
+      eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: new Date(), claimedUntil: claim, createdAt: r.createdAt,
     })));
     await db.update(webhookEndpoints).set({ failingSince: new Date(), lastSuccessAt: null }).where(inArray(webhookEndpoints.id, eps));
     const now = h.deps.now();
-    const results = await Promise.all(closes.map((rows) => closeDelivered(db, { now, rows: rows.map((r) => ({ deliveryId: r.id, claim, responseStatus: 200, latencyMs: 3 })) })));
+    const results = await Promise.all(closes.map((rows) => closeDelivered(db, { now, rows: rows.map((r) => ({ deliveryId: r.id, createdAt: r.createdAt, claim, responseStatus: 200, latencyMs: 3 })) })));
     for (const [k, ids] of results.entries()) {
       expect([...ids].sort()).toEqual(closes[k].map((r) => r.id).sort());
       for (const id of ids) closed.add(id);
@@ -210,6 +210,33 @@ test('rounds that close at once on the same endpoints all close: every row deliv
   expect(closed.size).toBe(3 * 16 * 4 * 32);
   const rows = await db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.id, [...closed]));
   expect(rows.every((r) => r.status === 'delivered' && r.claimedUntil === null)).toBe(true);
+});
+
+test('one close takes rows of several weekly partitions (its plan keeps to the partitions of the rows\' created_at), and no row outside them', async () => {
+  const a = await messagingAccount(h);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/close-partitions'), events: ['message.posted'] });
+  const db = h.deps.database.db;
+  const bodyId = newId('webhookBody');
+  await db.insert(webhookBodies).values({ id: bodyId, accountId: a.accountId, eventId: newId('event'), eventType: 'message.posted', mode: 'pointers', body: '{}' });
+  const claim = new Date(Date.now() + 60_000);
+  const day = 24 * 3600_000;
+  // Microseconds in created_at: a Date holds only milliseconds, and the bounds must still cover the row.
+  const rows = [0, 8, 15].map((daysAgo) => ({ id: newId('delivery'), createdAt: new Date(Date.now() - daysAgo * day) }));
+  await db.insert(webhookDeliveries).values(rows.map((r) => ({
+    id: r.id, chainId: r.id, attempt: 1, status: 'pending', kind: 'event', accountId: a.accountId, endpointId: ep.id,
+    eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: r.createdAt, claimedUntil: claim, createdAt: r.createdAt,
+  })));
+  await db.execute(sql`UPDATE webhook_deliveries SET created_at = created_at + interval '999 microseconds' WHERE id = ${rows[0].id}`);
+  const closed = await closeDelivered(db, { now: h.deps.now(), rows: rows.map((r) => ({ deliveryId: r.id, createdAt: r.createdAt, claim, responseStatus: 200, latencyMs: 3 })) });
+  expect([...closed].sort()).toEqual(rows.map((r) => r.id).sort());
+  // A row dated outside the bounds given is not closed (the bounds are the rows' own).
+  const stray = { id: newId('delivery'), createdAt: new Date(Date.now() - 20 * day) };
+  await db.insert(webhookDeliveries).values({
+    id: stray.id, chainId: stray.id, attempt: 1, status: 'pending', kind: 'event', accountId: a.accountId, endpointId: ep.id,
+    eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: stray.createdAt, claimedUntil: claim, createdAt: stray.createdAt,
+  });
+  expect((await closeDelivered(db, { now: h.deps.now(), rows: [{ deliveryId: stray.id, createdAt: new Date(Date.now() - 1000), claim, responseStatus: 200, latencyMs: 3 }] })).size).toBe(0);
+  expect((await closeDelivered(db, { now: h.deps.now(), rows: [{ deliveryId: stray.id, createdAt: stray.createdAt, claim, responseStatus: 200, latencyMs: 3 }] })).size).toBe(1);
 });
 
 test('a deadlock or serialization failure is a conflict to run again; other errors are not', () => {

@@ -1,6 +1,6 @@
 import { asc, eq, mirrorLines, mirrors } from '@teamchat/db';
 import { newId } from '@teamchat/core';
-import { fanOutEvent } from '../src';
+import { fanOutEvent, planFanOut, writeFanOut } from '../src';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import { addPerson, type Harness } from '../../../test/support/harness';
 import { makeChannel, messagingAccount, post, eventsOf } from '../../../test/support/messaging';
@@ -61,4 +61,33 @@ test('no line for a disabled mirror, one enabled after the post, a channel not c
   await post(a.ownerApi, ch, { text: 'hello' });
   for (const e of (await eventsOf(h, a.accountId)).filter((x) => x.type === 'message.posted')) await fanOutEvent(h.deps, e.id);
   for (const id of [disabled, later, elsewhere, bobs]) expect(await linesOf(id)).toHaveLength(0);
+});
+
+test('the fan-out read marks the events of accounts with an enabled mirror, and their batch writes the lines; others take the write without the mirror part', async () => {
+  const withMirror = await messagingAccount(h);
+  const withoutMirror = await messagingAccount(h);
+  const onlyDisabled = await messagingAccount(h);
+  const ch = await makeChannel(withMirror.ownerApi);
+  const ch2 = await makeChannel(withoutMirror.ownerApi);
+  const ch3 = await makeChannel(onlyDisabled.ownerApi);
+  const m = await mirrorRow(withMirror.accountId, withMirror.owner.userId, [ch]);
+  await mirrorRow(onlyDisabled.accountId, onlyDisabled.owner.userId, [ch3], { enabled: false, disabledReason: 'manual', enabledAt: null });
+  await mirrorRow(onlyDisabled.accountId, onlyDisabled.owner.userId, [ch3], { deletedAt: new Date() });
+  await post(withMirror.ownerApi, ch, { text: 'mirrored' });
+  await post(withoutMirror.ownerApi, ch2, { text: 'not mirrored' });
+  await post(onlyDisabled.ownerApi, ch3, { text: 'not mirrored either' });
+  const ids = async (accountId: string) => (await eventsOf(h, accountId)).filter((e) => e.type === 'message.posted').map((e) => e.id);
+  const [mine, plain, disabled] = await Promise.all([ids(withMirror.accountId), ids(withoutMirror.accountId), ids(onlyDisabled.accountId)]);
+  const plan = async (eventIds: string[]) => planFanOut(h.deps, eventIds);
+  expect((await plan(plain)).mirrored).toBe(false);
+  expect((await plan(disabled)).mirrored).toBe(false);
+  // One batch with events of both kinds of account: the mirrored form, lines only where a mirror takes them.
+  const both = await plan([...plain, ...mine]);
+  expect(both.mirrored).toBe(true);
+  await writeFanOut(h.deps, both);
+  expect((await linesOf(m)).map((l) => l.text)).toEqual(['mirrored']);
+  expect(await h.deps.database.db.select().from(mirrorLines).where(eq(mirrorLines.accountId, withoutMirror.accountId))).toHaveLength(0);
+  // The plain form relays too.
+  await writeFanOut(h.deps, await plan(disabled));
+  expect((await plan(disabled)).eventIds).toEqual([]);
 });
