@@ -276,6 +276,13 @@ export class Dispatcher {
   /** per account, rows chosen by `claimable` whose fan-out write and submit are under way */
   private readonly reserved = new Map<string, number>();
   private inFlight = 0;
+  /**
+   * A pump found the process's cap (MAX_IN_FLIGHT) reached with rows waiting: the next row to finish pumps. (Rows
+   * count until recorded, and a row whose quick 2xx gave its slot back finishes after that
+   * release's pump; without this a process at the cap whose last rows then finished asked for
+   * nothing again, its lanes full and nothing on the wire.)
+   */
+  private capBound = false;
   private asking = false;
   private again = false;
   private timer: NodeJS.Timeout | null = null;
@@ -287,15 +294,17 @@ export class Dispatcher {
   private readonly heads: Coalescer<string, RowHead | undefined>;
   private readonly releases: Coalescer<Slot, null>;
   private readonly maxWaiting: number;
+  private readonly maxInFlight: number;
 
   constructor(
     private readonly deps: Deps,
     private readonly transport: WebhookTransport,
     /** each recorded outcome (the worker schedules retries and wake-ups from it) */
     private readonly onOutcome: (outcome: AttemptOutcome) => void,
-    options: { maxWaitingPerAccount?: number } = {},
+    options: { maxWaitingPerAccount?: number; maxInFlight?: number } = {},
   ) {
     this.maxWaiting = options.maxWaitingPerAccount ?? MAX_WAITING_PER_ACCOUNT;
+    this.maxInFlight = options.maxInFlight ?? MAX_IN_FLIGHT;
     this.heads = new Coalescer(async (ids) => {
       const found = await loadRowHeads(deps.database.db, ids);
       return ids.map((id) => found.get(id));
@@ -330,7 +339,7 @@ export class Dispatcher {
     const ids = new Set<string>();
     const taken = new Map<string, number>();
     if (!this.closing) {
-      let room = MAX_IN_FLIGHT - this.inFlight;
+      let room = this.maxInFlight - this.inFlight;
       const now = Date.now();
       const free = new Map<string, number>();
       for (const r of rows) {
@@ -427,10 +436,13 @@ export class Dispatcher {
     }
     const now = Date.now();
     const wanted = new Map<string, number>();
-    let room = MAX_IN_FLIGHT - this.inFlight;
+    let room = this.maxInFlight - this.inFlight;
     let wakeAt = Infinity;
     for (const [accountId, lane] of this.lanes) {
-      if (room <= 0) break;
+      if (room <= 0) {
+        this.capBound = true;
+        break;
+      }
       if (lane.size === 0) continue;
       if (lane.pausedUntil > now) {
         wakeAt = Math.min(wakeAt, lane.pausedUntil);
@@ -517,7 +529,7 @@ export class Dispatcher {
   private handOff(item: { row: WaitingRow; lane: Lane; slot: Slot; takenAt: number }): boolean {
     const { lane } = item;
     if (this.closing || Date.now() - item.takenAt > SLOT_HANDOFF_MS || lane.size === 0) return false;
-    if (this.inFlight >= MAX_IN_FLIGHT || lane.inFlight > lane.share) return false;
+    if (this.inFlight >= this.maxInFlight || lane.inFlight > lane.share) return false;
     const next = lane.passOn(item.row.endpointId, lane.share);
     if (!next) return false;
     this.handoffs.push({ row: { ...next, accountId: item.row.accountId }, lane, slot: item.slot, takenAt: item.takenAt });
@@ -555,6 +567,10 @@ export class Dispatcher {
       release(item);
       this.inFlight -= 1;
       this.known.delete(item.row.id);
+      if (this.capBound && this.inFlight < this.maxInFlight) {
+        this.capBound = false;
+        this.pump();
+      }
       if (item.lane.overflow && !item.lane.refilling && item.lane.size < this.maxWaiting / 2) this.refill(item.row.accountId, item.lane);
       this.dropIfIdle(item.row.accountId, item.lane);
       if (this.inFlight === 0) for (const d of this.drained.splice(0)) d();
@@ -654,7 +670,9 @@ export class Dispatcher {
           lane.overflow = true;
         }
         if (!this.lanes.has(accountId)) this.lanes.set(accountId, lane);
-        this.submit(fresh);
+        // Nothing new, but rows waiting here: ask for slots all the same (a wake-up of the
+        // account, the sweep's among them, then also restarts a lane that has stopped asking).
+        if (this.submit(fresh) === 0 && lane.size > 0) this.pump();
         if (!this.closing && lane.overflow && !lane.refilling && lane.size < this.maxWaiting / 2 && lane.inFlight === 0) this.refill(accountId, lane);
         else this.dropIfIdle(accountId, lane);
       })
