@@ -2,9 +2,10 @@
 -- latest latencies in one set-wise pass over the deltas, where it called the row-by-row
 -- aggregates webhook_hist_sum and webhook_recent_merge: their state functions unpacked,
 -- regrouped (and, for `recent`, sorted) the whole state again for every delta row, ~0.07 ms a
--- row, so a fold of 5 s of deltas at 200 deliveries/s held a core for 120-240 ms. Same rollups
--- (docs/performance.md "Where PostgreSQL's time goes"). The aggregates stay: nothing else
--- depends on them changing.
+-- row, so a fold of 5 s of deltas at 200 deliveries/s held a core for 120-240 ms (36 ms now).
+-- Same rollups (docs/performance.md "Planning in the worker"). The two aggregates are left in
+-- place, no longer used by the fold: this migration replaces one function and nothing else
+-- (packages/db/test/health-fold.test.ts compares the fold with them).
 CREATE OR REPLACE FUNCTION webhook_health_fold() RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE moved integer;
 BEGIN

@@ -277,10 +277,10 @@ export class Dispatcher {
   private readonly reserved = new Map<string, number>();
   private inFlight = 0;
   /**
-   * A pump found the process's cap (MAX_IN_FLIGHT) reached with rows waiting: the next row to finish pumps. (Rows
-   * count until recorded, and a row whose quick 2xx gave its slot back finishes after that
-   * release's pump; without this a process at the cap whose last rows then finished asked for
-   * nothing again, its lanes full and nothing on the wire.)
+   * A pump found the process's cap (MAX_IN_FLIGHT) reached with rows waiting: the next row to
+   * finish pumps. Rows count until recorded, and a row whose quick 2xx gave its slot back
+   * finishes after that release's pump: without this, a process at the cap whose last rows then
+   * finished asked for nothing again, its lanes full and nothing on the wire.
    */
   private capBound = false;
   private asking = false;
