@@ -71,7 +71,8 @@ export type ClaimedRead = { row: Record<string, unknown>; endpoint: Record<strin
  * right before its attempt). Each claimed row is answered in `claimed` as CLAIM_AND_READ answers
  * a claim: the row as written, its endpoint and account as they are in this statement, its body.
  */
-type FanOutWritten = { relayed: string[]; ids: string[]; claimed: ClaimedRead[] };
+/** The fan-out write's one answer row (fan-out.ts `FanOutWritten` is what writeFanOut makes of it). */
+type FanOutWriteRow = { relayed: string[]; ids: string[]; claimed: ClaimedRead[] };
 function fanOutWriteText(mirrored: boolean): string {
   return `
   WITH relayed AS (
@@ -121,8 +122,8 @@ const MIRROR_LINES_CTE = `
      WHERE r.type = 'message.posted'
     ON CONFLICT (mirror_id, event_id) DO NOTHING
 `;
-export const FANOUT_WRITE = statement<FanOutWritten>('webhook_fanout_write', fanOutWriteText(false));
-export const FANOUT_WRITE_MIRRORED = statement<FanOutWritten>('webhook_fanout_write_mirrored', fanOutWriteText(true));
+export const FANOUT_WRITE = statement<FanOutWriteRow>('webhook_fanout_write', fanOutWriteText(false));
+export const FANOUT_WRITE_MIRRORED = statement<FanOutWriteRow>('webhook_fanout_write_mirrored', fanOutWriteText(true));
 
 /**
  * Open rows of one account, due and not under a live claim, oldest first: a dispatcher's lane

@@ -121,7 +121,7 @@ export async function closeDelivered(
  * The partition key's bounds of some rows, for a statement to touch only their partitions:
  * [earliest, latest + 1 ms). A row's `created_at` has microseconds, its Date only milliseconds.
  */
-export function createdBounds(createdAt: readonly Date[]): [Date, Date] {
+function createdBounds(createdAt: readonly Date[]): [Date, Date] {
   let lo = Infinity;
   let hi = -Infinity;
   for (const d of createdAt) {

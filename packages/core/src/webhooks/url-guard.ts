@@ -148,8 +148,8 @@ type Addresses = Array<{ address: string; family: number }>;
 const resolutions = new WeakMap<Resolve, Map<string, { answer: Promise<Addresses>; at: number | null }>>();
 
 function resolveShared(resolve: Resolve, host: string): Promise<Addresses> {
-  const known = resolutions.get(resolve) ?? new Map<string, { answer: Promise<Addresses>; at: number | null }>();
-  resolutions.set(resolve, known);
+  let known = resolutions.get(resolve);
+  if (!known) resolutions.set(resolve, (known = new Map()));
   const found = known.get(host);
   // A monotonic clock: a wall clock stepped back would stretch the window.
   if (found && (found.at === null || performance.now() - found.at <= RESOLUTION_REUSE_MS)) return found.answer;
