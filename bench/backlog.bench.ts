@@ -18,7 +18,7 @@
  *    then W workers start: deliveries/s between the 10 % and 90 % arrivals (the webhooks bench's
  *    throughput method);
  * 2. Redis `used_memory` per waiting delivery: (after enqueueing the backlog's delayed jobs −
- *    before) ÷ backlog;
+ *    before) ÷ backlog (the running workers' own writes in between count too);
  * 3. the drain: the W workers of (1), running since, take the due backlog (as after a real
  *    outage: the workers ran through it; BENCH_BACKLOG_COLD=1 instead starts them anew at that
  *    moment, a restart into the backlog); deliveries/s between the 10 % and 90 % of the
