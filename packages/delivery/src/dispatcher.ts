@@ -330,7 +330,11 @@ export class Dispatcher {
    * as many as its free slots here: its share (the smallest cap, FIRST_SHARE, until Redis has
    * answered the lane's first ask) less the rows on the wire, waiting (rows claimed ahead among
    * them) and reserved by other fan-outs whose writes are under way; none for an account whose
-   * asks are paused, nor of an endpoint that is being probed (RecentAnswers). The rows chosen
+   * asks are paused, nor of an endpoint that is being probed (RecentAnswers). Beyond the free
+   * slots, rows of an endpoint whose last answer was quick are claimed too, as CLAIMED AHEAD
+   * (ClaimsAhead, where submit puts every row claimed at the write): up to CLAIMS_AHEAD_PER_SLOT
+   * times the share, less the rows of the account claimed ahead already and those reserved, so a
+   * burst larger than the account's slots waits for them without a claim statement each. The rows chosen
    * stay RESERVED until `release` (call it once the write's rows are submitted, or the write
    * failed), so fan-outs running side by side never claim more than the free slots between them.
    * A row so claimed that then waits past CLAIM_AHEAD_FRESH_MS is claimed and read again like any other.
@@ -341,19 +345,31 @@ export class Dispatcher {
     if (!this.closing) {
       let room = this.maxInFlight - this.inFlight;
       const now = Date.now();
-      const free = new Map<string, number>();
+      /** per account: slots free here, and rows it may still have claimed ahead (ClaimsAhead) */
+      const budgets = new Map<string, { slots: number; ahead: number }>();
       for (const r of rows) {
-        if (room <= 0) break;
         if (this.answers.isFailing(r.endpointId)) continue;
-        const n = free.get(r.accountId) ?? (this.lanes.get(r.accountId)?.freeSlots(now) ?? FIRST_SHARE) - (this.reserved.get(r.accountId) ?? 0);
-        if (n <= 0) {
-          free.set(r.accountId, 0);
-          continue;
+        let b = budgets.get(r.accountId);
+        if (!b) {
+          const lane = this.lanes.get(r.accountId);
+          const reserved = this.reserved.get(r.accountId) ?? 0;
+          const share = lane?.shareKnown ? lane.share : FIRST_SHARE;
+          b = {
+            slots: (lane?.freeSlots(now) ?? FIRST_SHARE) - reserved,
+            ahead: lane && lane.pausedUntil > now ? 0 : CLAIMS_AHEAD_PER_SLOT * share - this.ahead.countOf(r.accountId) - reserved,
+          };
+          budgets.set(r.accountId, b);
         }
-        free.set(r.accountId, n - 1);
+        if (b.slots > 0 && room > 0) {
+          b.slots -= 1;
+          room -= 1;
+        } else if (b.ahead > 0 && this.answers.isQuick(r.endpointId)) {
+          // No slot now, but the endpoint answers quickly: claimed at the write all the same, and
+          // held as claimed ahead (sent on this read if its slot comes while it is fresh).
+          b.ahead -= 1;
+        } else continue;
         taken.set(r.accountId, (taken.get(r.accountId) ?? 0) + 1);
         ids.add(r.id);
-        room -= 1;
       }
     }
     for (const [accountId, n] of taken) this.reserved.set(accountId, (this.reserved.get(accountId) ?? 0) + n);

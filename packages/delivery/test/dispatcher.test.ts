@@ -673,3 +673,36 @@ test('fan-outs side by side claim no more at their writes than the account\'s fr
   two.release();
   expect(d.claimable(rowsOf('acct_reserve', 6, 'd')).ids.size).toBe(4);
 });
+
+test('for an endpoint whose last answer was quick, rows beyond the free slots are claimed at the write too, up to CLAIMS_AHEAD_PER_SLOT times the share, and go out on the write\'s read while it is fresh', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/ahead-at-write'), events: ['message.posted'] });
+  const outcomes: AttemptOutcome[] = [];
+  const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o));
+  try {
+    // One quick 2xx makes the endpoint quick (RecentAnswers).
+    d.submit(await pendingRows(a.accountId, ep.id, 1));
+    await eventually(async () => outcomes.length === 1 && d.stats().inFlight === 0, 10_000, 'the first answer');
+    expect(outcomes[0]).toMatchObject({ kind: 'done', status: 'delivered' });
+    outcomes.length = 0;
+
+    for (let i = 0; i < 14; i += 1) await post(a.ownerApi, ch, { text: `ahead at the write ${i}` });
+    const written = await fanOutClaiming(d, await postedIds(a.accountId));
+    // 4 free slots (the smallest cap) and 2 × 4 rows claimed ahead: 12 of the 14.
+    expect(written.ids.size).toBe(4 + CLAIMS_AHEAD_PER_SLOT * 4);
+    expect(written.held.size).toBe(12);
+    // Disabled after the write: the 12 go on the write's read; the other 2 are read under their slots and dropped.
+    await h.deps.database.db.update(webhookEndpoints).set({ enabled: false, disabledReason: 'manual' }).where(eq(webhookEndpoints.id, ep.id));
+    expect(d.submit(written.rows, written.held)).toBe(14);
+    written.release();
+    await eventually(async () => outcomes.length === 14, 10_000, 'fourteen outcomes');
+    const byId = new Map(outcomes.map((o) => [o.deliveryId, o]));
+    for (const r of written.rows) {
+      expect(byId.get(r.id)).toMatchObject(written.ids.has(r.id) ? { kind: 'done', status: 'delivered' } : { kind: 'done', status: 'dead' });
+    }
+    expect(ok.received.filter((r) => r.path === '/ahead-at-write')).toHaveLength(13);
+  } finally {
+    await d.close();
+  }
+});
