@@ -60,25 +60,40 @@ export const SLOT_HANDOFF_MS = 2_000;
 
 /** Endpoints remembered by one process at most, per kind (the oldest are forgotten first). */
 const ENDPOINTS_REMEMBERED = 10_000;
+/**
+ * The pause after a failing endpoint's failed attempt before its next probe: PROBE_PAUSE_MS
+ * after the first failure, doubling with each failure in a row up to PROBE_PAUSE_MAX_MS. A
+ * receiver that answers 500 at once otherwise took probes back to back, ~70 a second, each with
+ * its record and retry (docs/webhooks.md "In flight per account"). The ceiling keeps a receiver
+ * that comes back found within a second, and a retry due meanwhile waits at most that long.
+ */
+export const PROBE_PAUSE_MS = 250;
+export const PROBE_PAUSE_MAX_MS = 1_000;
 
 /**
  * What the last attempt of each endpoint in this process said about its receiver:
  * - **failing** (an answer other than 2xx, a timeout, a connection error): the endpoint gets one
- *   attempt at a time, a probe, until one succeeds (docs/webhooks.md "In flight per account"). A
- *   receiver that fails at once would otherwise take attempts as fast as its account's slots
- *   turn over, each with its record and retry, and eat into every other account's share of the
- *   worker and the database.
+ *   attempt at a time, a probe, each after its pause (PROBE_PAUSE_MS), until one succeeds
+ *   (docs/webhooks.md "In flight per account"). A receiver that fails at once would otherwise
+ *   take attempts as fast as its account's slots turn over, each with its record and retry, and
+ *   eat into every other account's share of the worker and the database.
  * - **quick** (a 2xx within QUICK_ANSWER_MS): its rows are claimed ahead of their slots
  *   (ClaimsAhead), since its slots come back, CLAIMS_AHEAD_PER_SLOT times over, before such a
  *   claim's read grows old. A receiver that hangs or crawls gets no claims ahead: they would
  *   only grow old and be made again.
  */
 class RecentAnswers {
-  private readonly failing = new Set<string>();
+  /** failing endpoints: failures in a row, and no probe before `probeAt` (Date.now()) */
+  private readonly failing = new Map<string, { failures: number; probeAt: number }>();
   private readonly quick = new Set<string>();
 
   isFailing(endpointId: string): boolean {
     return this.failing.has(endpointId);
+  }
+
+  /** When a failing endpoint's next probe may start (0: now, or the endpoint is not failing). */
+  probeAt(endpointId: string): number {
+    return this.failing.get(endpointId)?.probeAt ?? 0;
   }
 
   isQuick(endpointId: string): boolean {
@@ -90,20 +105,23 @@ class RecentAnswers {
     if (outcome.kind !== 'done') return;
     if (outcome.status === 'delivered') {
       this.failing.delete(endpointId);
-      if (outcome.latencyMs !== null && outcome.latencyMs <= QUICK_ANSWER_MS) remember(this.quick, endpointId);
+      if (outcome.latencyMs !== null && outcome.latencyMs <= QUICK_ANSWER_MS) remember(this.quick, endpointId, true);
       else this.quick.delete(endpointId);
     } else if (outcome.responseStatus !== null || outcome.latencyMs !== null) {
       this.quick.delete(endpointId);
-      remember(this.failing, endpointId);
+      const failures = (this.failing.get(endpointId)?.failures ?? 0) + 1;
+      const pause = Math.min(PROBE_PAUSE_MAX_MS, PROBE_PAUSE_MS * 2 ** Math.min(failures - 1, 10));
+      remember(this.failing, endpointId, { failures, probeAt: Date.now() + pause });
     }
   }
 }
 
-/** Adds `id` as the newest of `set`, forgetting the oldest past ENDPOINTS_REMEMBERED. */
-function remember(set: Set<string>, id: string): void {
-  set.delete(id);
-  set.add(id);
-  if (set.size > ENDPOINTS_REMEMBERED) set.delete(set.values().next().value!);
+/** Adds `id` as the newest of `known`, forgetting the oldest past ENDPOINTS_REMEMBERED. */
+function remember<V>(known: Set<string> | Map<string, V>, id: string, value: V): void {
+  known.delete(id);
+  if (known instanceof Map) known.set(id, value);
+  else known.add(id);
+  if (known.size > ENDPOINTS_REMEMBERED) known.delete(known.keys().next().value!);
 }
 
 /**
@@ -161,11 +179,24 @@ class Lane {
     return Math.max(1, Math.ceil(cap / Math.max(1, this.waiting.size)));
   }
 
-  /** The most attempts one endpoint may have on the wire: a probe while failing, its part while others wait. */
+  /**
+   * The most attempts one endpoint may have on the wire: a probe while failing (none until its
+   * pause after the last failure is over: `nextProbeAt` notes when), its part while others wait.
+   */
   private limitOf(endpointId: string, part: number): number {
-    if (this.answers.isFailing(endpointId)) return 1;
+    if (this.answers.isFailing(endpointId)) {
+      const at = this.answers.probeAt(endpointId);
+      if (at > Date.now()) {
+        this.nextProbeAt = Math.min(this.nextProbeAt, at);
+        return 0;
+      }
+      return 1;
+    }
     return this.waiting.size > 1 ? part : Infinity;
   }
+
+  /** The earliest pause's end of a failing endpoint whose rows were held back by it (Infinity: none); the pump wakes then. */
+  nextProbeAt = Infinity;
 
   push(row: WaitingRow): void {
     const q = this.waiting.get(row.endpointId);
@@ -464,7 +495,10 @@ export class Dispatcher {
         wakeAt = Math.min(wakeAt, lane.pausedUntil);
         continue;
       }
+      lane.nextProbeAt = Infinity;
       const n = lane.room(lane.share, Math.min(lane.share - lane.inFlight, room));
+      // Rows held back only by a failing endpoint's pause: the pump comes back when it ends.
+      if (n <= 0 && lane.nextProbeAt < Infinity) wakeAt = Math.min(wakeAt, lane.nextProbeAt);
       if (n <= 0) continue;
       wanted.set(accountId, n);
       room -= n;

@@ -1,6 +1,6 @@
 import { vetWebhookUrl, getMemberByEmail, inFlightKey, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
 import { Client } from 'pg';
-import { CLAIM_AHEAD_FRESH_MS, CLAIMS_AHEAD_PER_SLOT, ClaimsAhead, Dispatcher, SLOT_HANDOFF_MS, WebhookTransport, acquireInFlightSlots, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome } from '../src';
+import { CLAIM_AHEAD_FRESH_MS, CLAIMS_AHEAD_PER_SLOT, ClaimsAhead, Dispatcher, PROBE_PAUSE_MAX_MS, PROBE_PAUSE_MS, SLOT_HANDOFF_MS, WebhookTransport, acquireInFlightSlots, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome } from '../src';
 import { eq, inArray, sql, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
@@ -425,7 +425,7 @@ test('a quick 2xx is off the wire before it is recorded (its slot goes back then
   }
 });
 
-test('an endpoint whose last attempt failed gets one attempt at a time (a probe) until one succeeds; then its rows go out together again', async () => {
+test('an endpoint whose last attempt failed gets one attempt at a time (a probe), each after a pause that doubles up to PROBE_PAUSE_MAX_MS, until one succeeds; then its rows go out together again', async () => {
   const rx = await startReceiver();
   const a = await messagingAccount(h);
   const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: rx.url('/probe'), events: ['message.posted'] });
@@ -436,16 +436,22 @@ test('an endpoint whose last attempt failed gets one attempt at a time (a probe)
     rx.fallback = { status: 500, delayMs: 60 };
     d.submit(await rowsOf(1));
     await eventually(async () => outcomes.length === 1, 10_000, 'the first failure recorded');
-    d.submit(await rowsOf(8));
-    await eventually(async () => outcomes.length === 9, 20_000, 'eight more failures recorded');
+    d.submit(await rowsOf(4));
+    await eventually(async () => outcomes.length === 5, 20_000, 'four more failures recorded');
     expect(rx.maxInFlight).toBe(1); // the account's cap is 4: without the probe rule 4 would go at once
     expect(outcomes.every((o) => o.kind === 'done' && o.status === 'failed')).toBe(true);
+    // Each probe waited out its pause after the failure before it: 250, 500, 1,000, 1,000 ms
+    // (measured from the receiver's arrivals, which also hold the 60 ms answer and the record).
+    const at = rx.received.filter((r) => r.path === '/probe').map((r) => r.at);
+    expect(at).toHaveLength(5);
+    [PROBE_PAUSE_MS, 2 * PROBE_PAUSE_MS, PROBE_PAUSE_MAX_MS, PROBE_PAUSE_MAX_MS].forEach((pause, k) => expect(at[k + 1] - at[k]).toBeGreaterThanOrEqual(pause + 60 - 5));
+    expect(at[4] - at[0]).toBeLessThan(10_000);
 
     rx.fallback = { status: 200, delayMs: 60 };
     d.submit(await rowsOf(1));
-    await eventually(async () => outcomes.length === 10, 10_000, 'a success recorded');
+    await eventually(async () => outcomes.length === 6, 10_000, 'a success recorded');
     d.submit(await rowsOf(8));
-    await eventually(async () => outcomes.length === 18, 20_000, 'eight more deliveries recorded');
+    await eventually(async () => outcomes.length === 14, 20_000, 'eight more deliveries recorded');
     expect(rx.maxInFlight).toBe(4);
   } finally {
     await d.close();
