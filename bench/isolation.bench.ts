@@ -12,6 +12,11 @@
  * SQL), which the worker fans out into 100,000 deliveries waiting on A's receiver; once they are
  * all written, B posts again. Target: B's p99 with A's backlog ≤ 1.5 × B alone + 10 ms, in the
  * same run. A's backlog is closed by SQL after each scenario.
+ *
+ * Before each of B's measurements (B alone too) a CHECKPOINT: the SQL seeding of A's backlog and
+ * its fan-out write ~540 MB of WAL, whose checkpoint otherwise ran during B's 10 s (its sync
+ * took up to 1.1 s and stalled every commit: B's p99 48-60 ms in rows where A's receiver got 30
+ * requests). The seeding is the bench's, not A's: a real backlog builds up over time.
  */
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'undici';
@@ -95,6 +100,9 @@ export default async function isolationBench(ctx: BenchContext): Promise<BenchRe
       return { lat: lat.sort((x, y) => x - y), missing: measured.size - lat.length, errors: run.errors, stages };
     };
 
+    /** The seeding's dirty pages written out before B measures (see the header). */
+    const checkpoint = () => db.execute(sql`CHECKPOINT`);
+    await checkpoint();
     const alone = await measureB();
     const aloneP99 = pct(alone.lat, 99);
     rows.push({ measure: `B alone: ${RATE} posts/s, commit (API 2xx) → receiver`, ...spread(alone.lat), missing: alone.missing, 'B stages p50/p99 ms': alone.stages, 'A backlog': '', 'A requests': '', 'A endpoint after': '' });
@@ -107,15 +115,20 @@ export default async function isolationBench(ctx: BenchContext): Promise<BenchRe
       const [, ts] = template.key.split('|');
       const faulty0 = await receiver.call<number>('faulty');
       const tFan = now();
-      // A's backlog: BACKLOG copies of the posted event, committed at once (the worker fans them out).
-      await db.execute(sql`
-        INSERT INTO events (id, account_id, type, channel_id, data, created_at)
-        SELECT 'evt_iso' || md5(random()::text || g::text), e.account_id, e.type, e.channel_id, e.data, now()
-          FROM events e, generate_series(1, ${BACKLOG}) g
-         WHERE e.account_id = ${a.accountId} AND e.type = 'message.posted' AND e.data->>'ts' = ${ts}`);
+      // A's backlog: BACKLOG copies of the posted event, committed at once (the worker fans them
+      // out); with no statement time bound, which a slow host's 100,000 inserts outlasted.
+      await db.transaction(async (tx) => {
+        await tx.execute(sql`SET LOCAL statement_timeout = 0`);
+        await tx.execute(sql`
+          INSERT INTO events (id, account_id, type, channel_id, data, created_at)
+          SELECT 'evt_iso' || md5(random()::text || g::text), e.account_id, e.type, e.channel_id, e.data, now()
+            FROM events e, generate_series(1, ${BACKLOG}) g
+           WHERE e.account_id = ${a.accountId} AND e.type = 'message.posted' AND e.data->>'ts' = ${ts}`);
+      });
       for (let waited = 0; waited < 300_000 && (await count(sql`SELECT count(*) AS n FROM events WHERE account_id = ${a.accountId} AND relayed_at IS NULL`)) > 0; waited += 200) await sleep(200);
       const fanS = (now() - tFan) / 1000;
       const waiting = await count(sql`SELECT count(*) AS n FROM webhook_deliveries WHERE account_id = ${a.accountId} AND status IN ('pending', 'retrying')`);
+      await checkpoint();
       const r = await measureB();
       const ep = (await db.execute<{ enabled: boolean; disabled_reason: string | null }>(sql`SELECT enabled, disabled_reason FROM webhook_endpoints WHERE id = ${a.endpointId}`)).rows[0];
       const open = await count(sql`SELECT count(*) AS n FROM webhook_deliveries WHERE account_id = ${a.accountId} AND status IN ('pending', 'retrying')`);
