@@ -497,8 +497,9 @@ export class Dispatcher {
       }
       lane.nextProbeAt = Infinity;
       const n = lane.room(lane.share, Math.min(lane.share - lane.inFlight, room));
-      // Rows held back only by a failing endpoint's pause: the pump comes back when it ends.
-      if (n <= 0 && lane.nextProbeAt < Infinity) wakeAt = Math.min(wakeAt, lane.nextProbeAt);
+      // Rows held back by a failing endpoint's pause: the pump comes back when it ends (even
+      // while the account's other endpoints have rows going, which may hold its slots long).
+      if (lane.nextProbeAt < Infinity) wakeAt = Math.min(wakeAt, lane.nextProbeAt);
       if (n <= 0) continue;
       wanted.set(accountId, n);
       room -= n;

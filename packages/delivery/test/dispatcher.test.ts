@@ -459,6 +459,35 @@ test('an endpoint whose last attempt failed gets one attempt at a time (a probe)
   }
 });
 
+test('a failing endpoint\'s next probe goes when its pause ends, even while the account\'s other endpoint holds slots with long attempts', async () => {
+  const fails = await startReceiver();
+  const slowRx = await startReceiver();
+  fails.fallback = { status: 500 };
+  slowRx.fallback = { status: 200, delayMs: 4_000 };
+  const a = await messagingAccount(h);
+  const failing = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: fails.url('/fails'), events: ['message.posted'] });
+  const slow = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: slowRx.url('/slow'), events: ['message.posted'] });
+  const outcomes: AttemptOutcome[] = [];
+  const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o));
+  try {
+    d.submit(await pendingRows(a.accountId, failing.id, 1));
+    await eventually(async () => outcomes.length === 1, 10_000, 'the first failure recorded');
+    const failedAt = Date.now();
+    // The other endpoint's attempts go at once and hold their slots for 4 s; the failing
+    // endpoint's next row waits out only its pause (PROBE_PAUSE_MS).
+    d.submit([...(await pendingRows(a.accountId, slow.id, 2)), ...(await pendingRows(a.accountId, failing.id, 1))]);
+    await eventually(async () => fails.received.length === 2, 10_000, 'the second probe');
+    const probedAt = fails.received[1].at;
+    expect(probedAt - failedAt).toBeGreaterThanOrEqual(PROBE_PAUSE_MS - 50);
+    expect(probedAt - failedAt).toBeLessThan(1_500); // not seconds later, when the slow attempts end
+    expect(slowRx.received).toHaveLength(2);
+  } finally {
+    await d.close();
+    await fails.close();
+    await slowRx.close();
+  }
+});
+
 test('a slot that came off the wire goes straight to the account\'s next row (no round trip to Redis), for at most SLOT_HANDOFF_MS after Redis granted it; the cap holds throughout', async () => {
   const rx = await startReceiver();
   const a = await messagingAccount(h); // cap 4
