@@ -96,6 +96,11 @@ class RecentAnswers {
     return this.failing.get(endpointId)?.probeAt ?? 0;
   }
 
+  /** Whether any endpoint is failing here (else no probe is paused, and nothing need be looked up). */
+  anyFailing(): boolean {
+    return this.failing.size > 0;
+  }
+
   isQuick(endpointId: string): boolean {
     return this.quick.has(endpointId);
   }
@@ -105,7 +110,7 @@ class RecentAnswers {
     if (outcome.kind !== 'done') return;
     if (outcome.status === 'delivered') {
       this.failing.delete(endpointId);
-      if (outcome.latencyMs !== null && outcome.latencyMs <= QUICK_ANSWER_MS) remember(this.quick, endpointId, true);
+      if (outcome.latencyMs !== null && outcome.latencyMs <= QUICK_ANSWER_MS) remember(this.quick, endpointId);
       else this.quick.delete(endpointId);
     } else if (outcome.responseStatus !== null || outcome.latencyMs !== null) {
       this.quick.delete(endpointId);
@@ -116,10 +121,12 @@ class RecentAnswers {
   }
 }
 
-/** Adds `id` as the newest of `known`, forgetting the oldest past ENDPOINTS_REMEMBERED. */
-function remember<V>(known: Set<string> | Map<string, V>, id: string, value: V): void {
+/** Adds `id` (with its value, in a map) as the newest of `known`, forgetting the oldest past ENDPOINTS_REMEMBERED. */
+function remember(known: Set<string>, id: string): void;
+function remember<V>(known: Map<string, V>, id: string, value: V): void;
+function remember<V>(known: Set<string> | Map<string, V>, id: string, value?: V): void {
   known.delete(id);
-  if (known instanceof Map) known.set(id, value);
+  if (known instanceof Map) known.set(id, value as V);
   else known.add(id);
   if (known.size > ENDPOINTS_REMEMBERED) known.delete(known.keys().next().value!);
 }
@@ -181,22 +188,23 @@ class Lane {
 
   /**
    * The most attempts one endpoint may have on the wire: a probe while failing (none until its
-   * pause after the last failure is over: `nextProbeAt` notes when), its part while others wait.
+   * pause after the last failure is over), its part while others wait.
    */
   private limitOf(endpointId: string, part: number): number {
-    if (this.answers.isFailing(endpointId)) {
-      const at = this.answers.probeAt(endpointId);
-      if (at > Date.now()) {
-        this.nextProbeAt = Math.min(this.nextProbeAt, at);
-        return 0;
-      }
-      return 1;
-    }
+    if (this.answers.isFailing(endpointId)) return this.answers.probeAt(endpointId) > Date.now() ? 0 : 1;
     return this.waiting.size > 1 ? part : Infinity;
   }
 
-  /** The earliest pause's end of a failing endpoint whose rows were held back by it (Infinity: none); the pump wakes then. */
-  nextProbeAt = Infinity;
+  /** When the earliest pause ends of a failing endpoint with rows waiting here (Infinity: none is paused). */
+  probesPausedUntil(now: number): number {
+    let until = Infinity;
+    if (!this.answers.anyFailing()) return until;
+    for (const endpointId of this.waiting.keys()) {
+      const at = this.answers.probeAt(endpointId);
+      if (at > now && at < until) until = at;
+    }
+    return until;
+  }
 
   push(row: WaitingRow): void {
     const q = this.waiting.get(row.endpointId);
@@ -495,11 +503,10 @@ export class Dispatcher {
         wakeAt = Math.min(wakeAt, lane.pausedUntil);
         continue;
       }
-      lane.nextProbeAt = Infinity;
-      const n = lane.room(lane.share, Math.min(lane.share - lane.inFlight, room));
       // Rows held back by a failing endpoint's pause: the pump comes back when it ends (even
       // while the account's other endpoints have rows going, which may hold its slots long).
-      if (lane.nextProbeAt < Infinity) wakeAt = Math.min(wakeAt, lane.nextProbeAt);
+      wakeAt = Math.min(wakeAt, lane.probesPausedUntil(now));
+      const n = lane.room(lane.share, Math.min(lane.share - lane.inFlight, room));
       if (n <= 0) continue;
       wanted.set(accountId, n);
       room -= n;

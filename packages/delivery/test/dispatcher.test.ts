@@ -467,8 +467,7 @@ test('a failing endpoint\'s next probe goes when its pause ends, even while the 
   const a = await messagingAccount(h);
   const failing = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: fails.url('/fails'), events: ['message.posted'] });
   const slow = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: slowRx.url('/slow'), events: ['message.posted'] });
-  const outcomes: AttemptOutcome[] = [];
-  const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o));
+  const { d, outcomes } = dispatcher();
   try {
     d.submit(await pendingRows(a.accountId, failing.id, 1));
     await eventually(async () => outcomes.length === 1, 10_000, 'the first failure recorded');
@@ -713,8 +712,7 @@ test('for an endpoint whose last answer was quick, rows beyond the free slots ar
   const a = await messagingAccount(h);
   const ch = await makeChannel(a.ownerApi);
   const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/ahead-at-write'), events: ['message.posted'] });
-  const outcomes: AttemptOutcome[] = [];
-  const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o));
+  const { d, outcomes } = dispatcher();
   try {
     // One quick 2xx makes the endpoint quick (RecentAnswers).
     d.submit(await pendingRows(a.accountId, ep.id, 1));
@@ -737,6 +735,8 @@ test('for an endpoint whose last answer was quick, rows beyond the free slots ar
       expect(byId.get(r.id)).toMatchObject(written.ids.has(r.id) ? { kind: 'done', status: 'delivered' } : { kind: 'done', status: 'dead' });
     }
     expect(ok.received.filter((r) => r.path === '/ahead-at-write')).toHaveLength(13);
+    // Rows claimed ahead are not in flight: the account's cap (4) held on the wire throughout (spec: Limits).
+    expect(ok.maxInFlightByPath.get('/ahead-at-write')).toBeLessThanOrEqual(4);
   } finally {
     await d.close();
   }
