@@ -108,6 +108,24 @@ async function usedMemory(redis: Redis): Promise<number> {
   return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? NaN);
 }
 
+/** A process's CPU time so far (user + system, ms), from /proc. */
+function cpuMsOf(pid: number | undefined): number {
+  if (!pid) return NaN;
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return NaN;
+  }
+}
+
+/** A worker's event-loop delay since its last scrape (prom-client resets it on each collect): p99 and max, ms. */
+async function loopLagOf(opsPort: number): Promise<string> {
+  const text = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+  const of = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) * 1000;
+  return `${r1(of('nodejs_eventloop_lag_p99_seconds'))}/${r1(of('nodejs_eventloop_lag_max_seconds'))}`;
+}
+
 function rssOf(pid: number | undefined): number {
   if (!pid) return NaN;
   try {
@@ -369,8 +387,15 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
     const isBacklog = (a: Arrival) => a.eventId.startsWith(`evt_bk${tag}`);
     let backlogArrived = 0;
     await liveReceiver.call('reset');
+    await Promise.all(workers.map((w) => loopLagOf(w.opsPort).catch(() => '')));
+    let cpuAt = workers.map((w) => cpuMsOf(w.child.pid));
+    let sampledAt = now();
     for (;;) {
       await sleep(SAMPLE_S * 1000);
+      const cpuNow = workers.map((w) => cpuMsOf(w.child.pid));
+      const busy = cpuNow.map((c, i) => Math.round((100 * (c - cpuAt[i])) / Math.max(1, now() - sampledAt)));
+      [cpuAt, sampledAt] = [cpuNow, now()];
+      const lags = await Promise.all(workers.map((w) => loopLagOf(w.opsPort).catch(() => '')));
       // The count while it drains (the whole list only at the end: sending 720,000 arrivals over
       // IPC stalls the receiver), the distinct events once the count says all may be in.
       backlogArrived = await receiver.call<number>('count');
@@ -379,6 +404,7 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
       samples.push({
         's': Math.round((now() - drainStart) / 1000), 'backlog delivered': backlogArrived, 'Redis used_memory MiB': mib(await usedMemory(probe)),
         ...Object.fromEntries(workers.map((w, i) => [`worker${i + 1} RSS MiB`, mib(rssOf(w.child.pid))])),
+        ...Object.fromEntries(workers.map((w, i) => [`worker${i + 1} CPU % / loop lag p99/max ms`, `${busy[i]} / ${lags[i]}`])),
         'jobs waiting': counts.wait ?? 0, 'jobs delayed': counts.delayed ?? 0,
       });
       if (backlogArrived >= ids.length || now() - drainStart > MAX_DRAIN_S * 1000) break;
@@ -435,7 +461,7 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
       figures,
       notes: [
         'Backlog seeded in SQL (bodies + retrying delivery rows, attempts 2–5) and its wake-ups added through WebhookQueues.scheduleRetries (one per account per second of retries, per 10 s for retries 5 min or more ahead: these are an hour ahead); then every row made due and every job promoted at once (the worst case). Steady state: first attempts of events posted through the API, drained by the same workers (10 %–90 % arrivals).',
-        'Redis is a redis-server of the bench\'s own (used_memory is the queues\' alone). Worker RSS from /proc.',
+        'Redis is a redis-server of the bench\'s own (used_memory is the queues\' alone). Worker RSS and CPU % (of one core, over the window) from /proc; loop lag = prom-client\'s nodejs_eventloop_lag_p99/max_seconds over the window, which include its 10 ms sampling timer (an idle process shows ~10).',
         ...notes,
       ],
     };

@@ -115,7 +115,11 @@ async function main(): Promise<void> {
  * Between two bench files of one run: VACUUM (ANALYZE) the run's database, so a bench does not
  * pay for the vacuum debt of the ones before it (the isolation bench alone leaves 300,000 delivery
  * rows written and updated, which autovacuum would take on about a minute later, inside the next
- * bench's measurement). Each bench starts on a settled database, as it does when run by name.
+ * bench's measurement), then a CHECKPOINT: the WAL those rows and the vacuum wrote (the isolation
+ * bench's seeding alone ~540 MB) is otherwise written out by a checkpoint spread over the next
+ * minutes, inside the next benches' measurements (the users bench's first phase after it measured
+ * p99 51.4 ms in a full run against 17.6-32.3 ms in four runs of its own the same hour). Each
+ * bench starts on a settled database, as it does when run by name.
  */
 async function settle(databaseUrl: string): Promise<void> {
   const t = Date.now();
@@ -123,10 +127,11 @@ async function settle(databaseUrl: string): Promise<void> {
   await c.connect();
   try {
     await c.query('VACUUM (ANALYZE)');
+    await c.query('CHECKPOINT');
   } finally {
     await c.end();
   }
-  console.log(`\n(settled: VACUUM (ANALYZE) of the run's database, ${((Date.now() - t) / 1000).toFixed(1)} s)`);
+  console.log(`\n(settled: VACUUM (ANALYZE) and CHECKPOINT of the run's database, ${((Date.now() - t) / 1000).toFixed(1)} s)`);
 }
 
 function tableLine(f: Figure): Record<string, string | number> {
