@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAccount, createApiKey, newPerson, randomToken, type Deps } from '@teamchat/core';
+import { createAccount, createApiKey, newPerson, NO_RELAY_WAKE_UPS, randomToken, type Deps } from '@teamchat/core';
 import type { Db } from '@teamchat/db';
 import { createApp } from './app';
 import { callSelf } from './warm-up-call';
@@ -35,9 +35,10 @@ class WarmUpDone extends Error {}
  * account, its key, its channel and the posts exist only inside it, so nothing is ever committed
  * (the events' pg_notify is sent only on commit) and no other connection sees them; the limits
  * are off for these posts, so Redis is not written either. The posts go one at a time: a
- * transaction is one connection. The post route has no after-commit work (create.ts runs it
- * after the handler's statement, which here commits nothing): a route with some must not be
- * warmed this way. Answers how many posts were answered 201; any other answer fails the step.
+ * transaction is one connection. The post route's one after-commit step, waking the relay
+ * (create.ts runs it after the handler's statement, which here commits nothing), is given
+ * NO_RELAY_WAKE_UPS; a route with any other after-commit work must not be warmed this way.
+ * Answers how many posts were answered 201; any other answer fails the step.
  */
 export async function warmUpPosts(deps: Deps, posts = WARM_UP_POSTS): Promise<number> {
   let created = 0;
@@ -52,7 +53,9 @@ export async function warmUpPosts(deps: Deps, posts = WARM_UP_POSTS): Promise<nu
       // The same app as the API host's, its every statement on the warm-up's transaction. The
       // limits are off for it: they count in Redis, outside the transaction, and would keep a
       // seat's counters for an account that never existed. Only the warm-up's own key is let in.
-      const app = createApp({ ...deps, config: { ...deps.config, limitsEnabled: false }, database: { ...deps.database, db: tx as unknown as Db } }, 'api');
+      const app = createApp({
+        ...deps, config: { ...deps.config, limitsEnabled: false }, database: { ...deps.database, db: tx as unknown as Db }, relayWakeUps: NO_RELAY_WAKE_UPS,
+      }, 'api');
       const bearer = `Bearer ${key}`;
       const server = http.createServer(onlyBearer(bearer, app));
       await new Promise<void>((resolve, reject) => {

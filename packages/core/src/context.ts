@@ -8,6 +8,7 @@ import type { Metrics } from './metrics/metrics';
 import type { HeavyReadGate } from './limits/heavy-reads';
 import type { PasswordHashingGate } from './auth/password-hashing-gate';
 import type { Warmth } from './ops/warm-up';
+import type { RelayWakeUps } from './events/wake';
 
 /** Everything a use case may need, built once per process. */
 export interface Deps {
@@ -28,4 +29,6 @@ export interface Deps {
   passwordHashing: PasswordHashingGate;
   /** whether the process is warm: /readyz answers 200 only then (ops/warm-up.ts) */
   warmth: Warmth;
+  /** wakes the webhook relay after a commit of outbox rows that did not notify in its transaction (events/wake.ts) */
+  relayWakeUps: RelayWakeUps;
 }

@@ -10,6 +10,8 @@ import { createMetrics } from './metrics/metrics';
 import { HeavyReadGate } from './limits/heavy-reads';
 import { PasswordHashingGate } from './auth/password-hashing-gate';
 import { Warmth } from './ops/warm-up';
+import { relayWakeUpsOn } from './events/wake';
+import { listenDatabaseUrl } from './config';
 
 /** Builds the process-wide dependencies; `close` releases them in reverse order. */
 export function createDeps(
@@ -39,11 +41,13 @@ export function createDeps(
   const metrics = createMetrics();
   metrics.watchOutbox(database.pool);
   metrics.trackQueue(jobQueue.queue);
+  const logger = createLogger(service, config.logLevel);
+  let lastWakeUpWarning = 0;
   const deps: Deps = {
     config,
     database,
     redis,
-    logger: createLogger(service, config.logLevel),
+    logger,
     cursors: new CursorCodec(deriveKey(config.secretsKey, 'cursor'), () => now().getTime()),
     jobQueue,
     metrics,
@@ -51,6 +55,12 @@ export function createDeps(
     passwordHashing: new PasswordHashingGate(),
     warmth: new Warmth(!options.serving),
     heavyReads: new HeavyReadGate({ poolSize, maxWaitMs: options.statementTimeoutMs ?? config.dbStatementTimeoutMs }),
+    // A lost wake-up costs the relay's poll (100 ms), not an event: said at most every 10 s.
+    relayWakeUps: relayWakeUpsOn(database.pool, listenDatabaseUrl(config) !== null, (err) => {
+      if (Date.now() - lastWakeUpWarning < 10_000) return;
+      lastWakeUpWarning = Date.now();
+      logger.warn('waking the webhook relay failed; it finds the events at its next poll', { error: err.message });
+    }),
   };
   return {
     ...deps,

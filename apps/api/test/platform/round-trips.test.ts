@@ -54,6 +54,8 @@ test('spec Authentication 3 and 7 still hold on the one query: revoked at once, 
 
 describe('round trips of a post', () => {
   const POST = ['auth_credential', 'post_message_facts', 'post_message'];
+  /** The relay's wake-up, sent after the post's commit (RelayWakeUps), is not the post's own work: left out of the lists below. */
+  const isWakeUp = (q: string) => q.includes('pg_notify');
   test('without an Idempotency-Key: THREE queries (authentication, facts, the post) and no BEGIN/COMMIT; TWO once the facts are known', async () => {
     const a = await messagingAccount(h);
     const bob = await memberCaller(h, a.accountId);
@@ -62,7 +64,7 @@ describe('round trips of a post', () => {
     const dm = (await a.ownerApi.post('/dms', { members: [bob.identityId] }).expect(201)).body.id as string;
     forgetPostFacts();
     const sends = async (channelId: string, body: object) =>
-      queriesDuring(async () => expect((await a.ownerApi.post(`/channels/${channelId}/messages`, body)).status).toBe(201));
+      (await queriesDuring(async () => expect((await a.ownerApi.post(`/channels/${channelId}/messages`, body)).status).toBe(201))).filter((q) => !isWakeUp(q));
     const mention = { text: `hi <@${bob.identityId}> <!here>`, client_ref: 'x' };
     expect(await sends(ch, mention)).toEqual(POST);
     // The channel's kind and the mentioned identity are now known (they never change): no read.
@@ -85,11 +87,33 @@ describe('round trips of a post', () => {
     forgetPostFacts();
     // The stamp above is a fire-and-forget write; under load its query can be sent inside the next
     // window (it was seen once in a full run), so it is left out of what the post itself sends.
-    const refused = async () => (await queriesDuring(async () => expect((await outsider.post(`/channels/${ch}/messages`, { text: 'x' })).body.error.code).toBe('not_a_member')))
-      .filter((q) => q !== 'auth_credential_touch');
+    const refused = async () => (await queriesDuring(async () => {
+      expect((await outsider.post(`/channels/${ch}/messages`, { text: 'x' })).body.error.code).toBe('not_a_member');
+      await new Promise((r) => setTimeout(r, 50)); // a wake-up would be on its way by now
+    })).filter((q) => q !== 'auth_credential_touch');
+    // Nothing committed, so no wake-up either.
     expect(await refused()).toEqual(['auth_credential', 'post_message_facts']);
     expect(await refused()).toEqual(['auth_credential', 'post_message', 'post_message_facts']);
     expect((await db().select().from(messages).where(eq(messages.channelId, ch)))).toEqual([]);
+  });
+
+  test('the relay is woken AFTER the post commits, by a notification in a transaction of its own (one inside the post would hold the notify lock through its commit)', async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
+    const settle = () => new Promise((r) => setTimeout(r, 50));
+    const plain = await queriesDuring(async () => {
+      expect((await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'wake' })).status).toBe(201);
+      await settle();
+    });
+    expect(plain.filter(isWakeUp)).toEqual(["SET LOCAL synchronous_commit = off; SELECT pg_notify('teamchat_events', '')"]);
+    expect(plain.findIndex(isWakeUp)).toBeGreaterThan(plain.indexOf('post_message'));
+    // With an Idempotency-Key the post commits with the key's record: the wake-up follows the COMMIT.
+    const keyed = await queriesDuring(async () => {
+      expect((await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'wake' }).set('Idempotency-Key', randomUUID())).status).toBe(201);
+      await settle();
+    });
+    expect(keyed.filter(isWakeUp)).toHaveLength(1);
+    expect(keyed.findIndex(isWakeUp)).toBeGreaterThan(keyed.findIndex((q) => /^commit/i.test(q)));
   });
 
   test('with an Idempotency-Key: the claim, the post and the stored answer in ONE transaction; a replay never posts', async () => {

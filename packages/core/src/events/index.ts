@@ -3,5 +3,6 @@
 export * from './types';
 export * from './data';
 export * from './record';
+export * from './wake';
 export * from './render';
 export * from './routing';

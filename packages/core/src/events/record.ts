@@ -23,10 +23,10 @@ export function eventRows(inputs: EventInput[]): EventRowValues[] {
 }
 
 /**
- * The PostgreSQL channel every write of outbox rows notifies, in its own transaction: the
- * notification is delivered when (and only if) the transaction commits, and wakes the webhook
- * relay at once (docs/webhooks.md "The delivery engine"). Notifications of one transaction fold
- * into one.
+ * The PostgreSQL channel every write of outbox rows notifies: recordEvents in the writing
+ * transaction (delivered when, and only if, it commits; notifications of one transaction fold
+ * into one), a message post right after its commit (RelayWakeUps, wake.ts). It wakes the
+ * webhook relay at once (docs/webhooks.md "The delivery engine").
  */
 export const EVENTS_CHANNEL = 'teamchat_events';
 

@@ -24,8 +24,9 @@ export const messageHandlers = {
     sendPage(req, res, list, rows, page.limit, (v: MessageView) => v, messageKeyset);
   },
 
-  // The post is one statement (post-message.ts): no transaction unless an Idempotency-Key needs one.
-  postMessage: creatingAtomic(async ({ db, actor, body, params, req }) => {
+  // The post is one statement (post-message.ts): no transaction unless an Idempotency-Key needs
+  // one. Its events wake the relay once they have committed (RelayWakeUps).
+  postMessage: creatingAtomic(async ({ db, deps, actor, body, params, req }) => {
     const row = await postMessage(db, {
       actor,
       channelId: params.channelId,
@@ -36,7 +37,10 @@ export const messageHandlers = {
       clientRef: body.client_ref,
       session: mcpSessionOf(req, actor),
     });
-    return { status: 201, body: toMessageView(row), headers: { ETag: etagOf(row.version) } };
+    return {
+      status: 201, body: toMessageView(row), headers: { ETag: etagOf(row.version) },
+      afterCommit: async () => deps.relayWakeUps.committed(),
+    };
   }),
 
   editMessage: async (req, res) => {

@@ -1,5 +1,4 @@
 import { statement } from '@teamchat/db';
-import { EVENTS_CHANNEL } from '../../events/record';
 
 /**
  * The two named statements of a post (docs/performance.md, 'The post path'; see post-message.ts for how they are used).
@@ -71,7 +70,9 @@ export interface PostWritten {
  *   checked by the caller (files/attachments.ts);
  * - the event rows, built by the events module and passed as $12 (`[[id, type, channel_id, data], …]`
  *   in order), each `data` completed with the allocated `ts`;
- * - `wake`: EVENTS_CHANNEL notified (delivered at commit: the webhook relay wakes at once).
+ * The relay is woken after the commit by the caller (RelayWakeUps), not by a NOTIFY here: a
+ * NOTIFY holds PostgreSQL's notify lock through the commit, so every post would wait for the
+ * commit of the one before it.
  * $1 channel, $2 account, $3 author, $4 root ts (µs or null), $5 text, $6 attachments, $7 links,
  * $8 mentions, $9 broadcast, $10 client_ref, $11 session, $12 events. Always one row.
  */
@@ -106,10 +107,7 @@ export const postWrite = statement<PostWritten>('post_message', `
       FROM msg, jsonb_array_elements($12::jsonb) WITH ORDINALITY AS e(v, n)
      ORDER BY e.n
  RETURNING id
-  ), wake AS (
-    SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM ev LIMIT 1) any_event
   )
   SELECT EXISTS (SELECT 1 FROM ch) AS locked,
-         msg.ts_micros::text AS ts_micros, msg.attachments, msg.links, msg.session, msg.created_at,
-         (SELECT count(*) FROM wake)::int AS woke
+         msg.ts_micros::text AS ts_micros, msg.attachments, msg.links, msg.session, msg.created_at
     FROM (VALUES (1)) AS one (x) LEFT JOIN msg ON true`);
