@@ -5,7 +5,7 @@
  */
 import { createDatabase, listen, type Database, type Listener } from '@teamchat/db';
 import { randomBytes } from 'node:crypto';
-import { relayWakeUpsOn, NO_RELAY_WAKE_UPS } from '@teamchat/core';
+import { relayWakeUpsOn, NO_RELAY_WAKE_UPS, RelayWakeUps } from '@teamchat/core';
 import { testDatabaseUrl } from '../../../test/support/env';
 
 const url = testDatabaseUrl();
@@ -69,4 +69,20 @@ test('a failed wake-up is reported, and the next one is sent', async () => {
   await until(() => errors.length >= 2);
   expect(errors.length).toBe(2);
   await broken.close();
+});
+
+test('a send that throws at once is reported like a failed one, and wake-ups go on', async () => {
+  const errors: Error[] = [];
+  let calls = 0;
+  const wakeUps = new RelayWakeUps(() => {
+    calls += 1;
+    if (calls === 1) throw new Error('thrown at once');
+    return Promise.resolve();
+  }, true, (e) => errors.push(e));
+  wakeUps.committed();
+  await until(() => errors.length >= 1);
+  wakeUps.committed();
+  await until(() => calls >= 2);
+  expect(errors.map((e) => e.message)).toEqual(['thrown at once']);
+  expect(calls).toBe(2);
 });

@@ -45,7 +45,9 @@ export class RelayWakeUps {
       return;
     }
     this.sending = true;
-    this.send()
+    // Through a promise: a send that threw at once would otherwise leave `sending` set for good.
+    Promise.resolve()
+      .then(() => this.send())
       .catch((err: Error) => this.onError(err))
       .finally(() => {
         this.sending = false;
