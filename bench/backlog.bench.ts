@@ -108,20 +108,14 @@ async function usedMemory(redis: Redis): Promise<number> {
   return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? NaN);
 }
 
-/** A process's CPU time so far (user + system, ms), from /proc. */
-function cpuMsOf(pid: number | undefined): number {
-  if (!pid) return NaN;
-  try {
-    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return NaN;
-  }
+/** A worker's Prometheus metrics as its operations port serves them. */
+async function metricsText(opsPort: number): Promise<string> {
+  return (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
 }
 
 /** A worker's event-loop delay since its last scrape (prom-client resets it on each collect): p99 and max, ms. */
 async function loopLagOf(opsPort: number): Promise<string> {
-  const text = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+  const text = await metricsText(opsPort);
   const of = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) * 1000;
   return `${r1(of('nodejs_eventloop_lag_p99_seconds'))}/${r1(of('nodejs_eventloop_lag_max_seconds'))}`;
 }
@@ -185,7 +179,7 @@ function latencies(arrivals: Arrival[], posted: Array<{ key: string; answeredAt:
 /** A worker's `teamchat_webhook_stage_seconds` histogram (first attempts only: here, the new events), per stage. */
 type StageHistogram = Map<string, { sum: number; count: number; buckets: Array<[number, number]> }>;
 async function stageHistogram(opsPort: number): Promise<StageHistogram> {
-  const text = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+  const text = await metricsText(opsPort);
   const out: StageHistogram = new Map();
   const of = (stage: string) => {
     let h = out.get(stage);
@@ -388,12 +382,14 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
     let backlogArrived = 0;
     await liveReceiver.call('reset');
     await Promise.all(workers.map((w) => loopLagOf(w.opsPort).catch(() => '')));
-    let cpuAt = workers.map((w) => cpuMsOf(w.child.pid));
+    // Each worker's CPU (µs since it started) from its own process.cpuUsage(), over IPC.
+    const cpuUsOf = () => Promise.all(workers.map(async (w) => (await w.stats().catch(() => null))?.cpuUs ?? NaN));
+    let cpuAt = await cpuUsOf();
     let sampledAt = now();
     for (;;) {
       await sleep(SAMPLE_S * 1000);
-      const cpuNow = workers.map((w) => cpuMsOf(w.child.pid));
-      const busy = cpuNow.map((c, i) => Math.round((100 * (c - cpuAt[i])) / Math.max(1, now() - sampledAt)));
+      const cpuNow = await cpuUsOf();
+      const busy = cpuNow.map((c, i) => Math.round((100 * (c - cpuAt[i]) / 1000) / Math.max(1, now() - sampledAt)));
       [cpuAt, sampledAt] = [cpuNow, now()];
       const lags = await Promise.all(workers.map((w) => loopLagOf(w.opsPort).catch(() => '')));
       // The count while it drains (the whole list only at the end: sending 720,000 arrivals over
@@ -461,7 +457,7 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
       figures,
       notes: [
         'Backlog seeded in SQL (bodies + retrying delivery rows, attempts 2–5) and its wake-ups added through WebhookQueues.scheduleRetries (one per account per second of retries, per 10 s for retries 5 min or more ahead: these are an hour ahead); then every row made due and every job promoted at once (the worst case). Steady state: first attempts of events posted through the API, drained by the same workers (10 %–90 % arrivals).',
-        'Redis is a redis-server of the bench\'s own (used_memory is the queues\' alone). Worker RSS and CPU % (of one core, over the window) from /proc; loop lag = prom-client\'s nodejs_eventloop_lag_p99/max_seconds over the window, which include its 10 ms sampling timer (an idle process shows ~10).',
+        'Redis is a redis-server of the bench\'s own (used_memory is the queues\' alone). Worker RSS from /proc, CPU % (of one core, over the window) from its process.cpuUsage(); loop lag = prom-client\'s nodejs_eventloop_lag_p99/max_seconds over the window, which include its 10 ms sampling timer (an idle process shows ~10).',
         ...notes,
       ],
     };

@@ -108,12 +108,19 @@ describe('round trips of a post', () => {
     expect(plain.filter(isWakeUp)).toEqual(["SET LOCAL synchronous_commit = off; SELECT pg_notify('teamchat_events', '')"]);
     expect(plain.findIndex(isWakeUp)).toBeGreaterThan(plain.indexOf('post_message'));
     // With an Idempotency-Key the post commits with the key's record: the wake-up follows the COMMIT.
+    const key = randomUUID();
     const keyed = await queriesDuring(async () => {
-      expect((await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'wake' }).set('Idempotency-Key', randomUUID())).status).toBe(201);
+      expect((await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'wake' }).set('Idempotency-Key', key)).status).toBe(201);
       await settle();
     });
     expect(keyed.filter(isWakeUp)).toHaveLength(1);
     expect(keyed.findIndex(isWakeUp)).toBeGreaterThan(keyed.findIndex((q) => /^commit/i.test(q)));
+    // A replay commits no events: it wakes nothing.
+    const replay = await queriesDuring(async () => {
+      expect((await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'wake' }).set('Idempotency-Key', key)).headers['idempotent-replayed']).toBe('true');
+      await settle();
+    });
+    expect(replay.filter(isWakeUp)).toEqual([]);
   });
 
   test('with an Idempotency-Key: the claim, the post and the stored answer in ONE transaction; a replay never posts', async () => {
