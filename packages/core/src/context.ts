@@ -29,6 +29,6 @@ export interface Deps {
   passwordHashing: PasswordHashingGate;
   /** whether the process is warm: /readyz answers 200 only then (ops/warm-up.ts) */
   warmth: Warmth;
-  /** wakes the webhook relay after a commit of outbox rows that did not notify in its transaction (events/wake.ts) */
+  /** wakes the webhook relay after every commit of outbox rows (events/wake.ts) */
   relayWakeUps: RelayWakeUps;
 }

@@ -12,9 +12,8 @@ import { FANOUT_BATCH, type WebhookQueues } from './queues';
  * if Redis is down, or loses the job, the row simply waits and flows once Redis is back; a row
  * handed over twice fans out once (job id, then the row's relayed_at under a row lock).
  *
- * Wake-up: every write of outbox rows notifies EVENTS_CHANNEL, in its transaction (core
- * recordEvents; delivered on commit) or, for a message post, right after its commit (core
- * RelayWakeUps, docs/webhooks.md "The delivery engine", 1); the relay LISTENs on
+ * Wake-up: every commit of outbox rows is followed by a notification on EVENTS_CHANNEL (core
+ * RelayWakeUps and outboxTransaction, docs/webhooks.md "The delivery engine", 1); the relay LISTENs on
  * a connection of its own and scans at once (a notification during a scan makes one more scan
  * right after it, so notifications under load fold into full batches). The poll (`pollMs`) is
  * only the safety net (a notification lost with the listening connection, rows written by hand);

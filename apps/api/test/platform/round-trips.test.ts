@@ -123,6 +123,28 @@ describe('round trips of a post', () => {
     expect(replay.filter(isWakeUp)).toEqual([]);
   });
 
+  test('every other writer of outbox rows (channel, edit, reactions, delete) wakes the relay AFTER its COMMIT, never inside its transaction', async () => {
+    const a = await messagingAccount(h);
+    const web = await signInWeb(h, a.owner.email);
+    const settle = () => new Promise((r) => setTimeout(r, 50));
+    const wakesAfterCommit = async (write: () => Promise<unknown>) => {
+      const sent = await queriesDuring(async () => { await write(); await settle(); });
+      expect(sent.filter(isWakeUp)).toHaveLength(1);
+      const commit = sent.findIndex((q) => /^commit/i.test(q));
+      expect(commit).toBeGreaterThan(-1);
+      expect(sent.findIndex(isWakeUp)).toBeGreaterThan(commit);
+    };
+    let ch = '';
+    await wakesAfterCommit(async () => { ch = await makeChannel(a.ownerApi); });
+    const m = await post(a.ownerApi, ch, { text: 'to change' });
+    await settle();
+    const base = `/channels/${ch}/messages/${m.ts}`;
+    await wakesAfterCommit(async () => expect((await a.ownerApi.patch(base, { text: 'changed' })).status).toBe(200));
+    await wakesAfterCommit(async () => expect((await a.ownerApi.put(`${base}/reactions/tada`)).status).toBe(201));
+    await wakesAfterCommit(async () => expect((await a.ownerApi.del(`${base}/reactions/tada`)).status).toBe(204));
+    await wakesAfterCommit(async () => expect((await web.agent.delete(`/accounts/${a.accountId}${base}`).set('X-CSRF-Token', web.csrf)).status).toBe(204));
+  });
+
   test('with an Idempotency-Key: the claim, the post and the stored answer in ONE transaction; a replay never posts', async () => {
     const a = await messagingAccount(h);
     const ch = await makeChannel(a.ownerApi);

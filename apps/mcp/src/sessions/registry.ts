@@ -1,6 +1,6 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { recordEvents, sessionEvictedEvent, type Deps, type MessageSession } from '@teamchat/core';
+import { outboxTransaction, recordEvents, sessionEvictedEvent, type Deps, type MessageSession } from '@teamchat/core';
 import { SeatCap, type SessionRecord } from './seat-cap';
 
 /** An MCP session held by this process. */
@@ -63,7 +63,7 @@ export class SessionRegistry {
     const evicted = await this.seats.open(s.id, recordOf(s), cap);
     if (evicted.length === 0) return;
     // The `session.evicted` rows (subscribable, not sent), one per evicted session, in one transaction.
-    await this.deps.database.db.transaction((tx) => recordEvents(tx, evicted.map((e) => {
+    await outboxTransaction(this.deps, (tx) => recordEvents(tx, evicted.map((e) => {
       const r = e.record;
       return sessionEvictedEvent({
         accountId: s.accountId,

@@ -1,4 +1,4 @@
-import { events, sql, type Executor } from '@teamchat/db';
+import { events, type Executor } from '@teamchat/db';
 import { newId } from '../ids';
 import type { EventData, EventInput, RowEventType } from './types';
 
@@ -23,23 +23,21 @@ export function eventRows(inputs: EventInput[]): EventRowValues[] {
 }
 
 /**
- * The PostgreSQL channel every write of outbox rows notifies: recordEvents in the writing
- * transaction (delivered when, and only if, it commits; notifications of one transaction fold
- * into one), a message post right after its commit (RelayWakeUps, wake.ts). It wakes the
- * webhook relay at once (docs/webhooks.md "The delivery engine").
+ * The PostgreSQL channel notified after every commit of outbox rows (RelayWakeUps, wake.ts): it
+ * wakes the webhook relay at once (docs/webhooks.md "The delivery engine").
  */
 export const EVENTS_CHANNEL = 'teamchat_events';
 
 /**
  * The outbox writer: inserts the events in the caller's transaction, so they exist exactly
- * when the change does (a rolled-back write leaves none), and notifies EVENTS_CHANNEL in the
- * same transaction. Returns the event ids.
+ * when the change does (a rolled-back write leaves none). It does not wake the relay: the owner
+ * of the transaction does, once it has committed (`outboxTransaction`, wake.ts; a NOTIFY inside
+ * the transaction would hold PostgreSQL's notify lock through its commit). Returns the event ids.
  */
 export async function recordEvents(tx: Executor, inputs: EventInput[]): Promise<string[]> {
   if (inputs.length === 0) return [];
   const rows = eventRows(inputs);
   await tx.insert(events).values(rows);
-  await tx.execute(sql`SELECT pg_notify(${EVENTS_CHANNEL}, '')`);
   return rows.map((r) => r.id);
 }
 

@@ -1,4 +1,5 @@
-import type { Database } from '@teamchat/db';
+import type { Database, Tx } from '@teamchat/db';
+import type { Deps } from '../context';
 import { EVENTS_CHANNEL } from './record';
 
 /**
@@ -13,16 +14,14 @@ function notifyText(channel: string): string {
 }
 
 /**
- * RELAY WAKE-UPS after a commit of outbox rows made outside a transaction's own NOTIFY (the
- * message post, the busiest writer: docs/webhooks.md "The delivery engine", 1). A NOTIFY inside
- * the writing transaction holds PostgreSQL's notify lock through that transaction's commit and
- * WAL flush, so every post's commit waited for the one before it (no group commit; over 8
- * channels 1,349-1,649 posts/s with it, 1,507-1,622 after the commit, docs/performance.md "A
- * post's notification after its commit"). Here the notification goes after the commit, one at a
- * time per process: wake-ups
- * asked for while one is on its way fold into one more, sent once it is back, so a busy API
- * sends about one per round trip, not one per post. It reaches the relay one round trip after
- * the commit instead of with it.
+ * RELAY WAKE-UPS after every commit of outbox rows (docs/webhooks.md "The delivery engine", 1).
+ * A NOTIFY inside the writing transaction holds PostgreSQL's notify lock (one for the whole
+ * cluster) through that transaction's commit and WAL flush, so every notifying commit waited for
+ * the one before it (no group commit; message posts over 8 channels 1,349-1,649 posts/s with it,
+ * 1,507-1,622 after the commit, docs/performance.md "A post's notification after its commit").
+ * Here the notification goes after the commit, one at a time per process: wake-ups asked for
+ * while one is on its way fold into one more, sent once it is back, so a busy API sends about
+ * one per round trip, not one per write. It reaches the relay one round trip after the commit.
  *
  * Only where someone listens: behind PgBouncer in transaction mode without DATABASE_DIRECT_URL
  * the relay does not LISTEN (it polls), and nothing is sent (`listening` false).
@@ -63,6 +62,17 @@ export class RelayWakeUps {
 export function relayWakeUpsOn(pool: Database['pool'], listening: boolean, onError: (err: Error) => void, channel = EVENTS_CHANNEL): RelayWakeUps {
   const text = notifyText(channel);
   return new RelayWakeUps(() => pool.query(text), listening, onError);
+}
+
+/**
+ * Runs `work` in one transaction whose writes may record outbox rows (recordEvents), and wakes
+ * the relay once it has committed (a rolled-back one wakes nothing). A wake-up for a
+ * transaction that recorded nothing costs the relay one scan that finds nothing.
+ */
+export async function outboxTransaction<T>(deps: Pick<Deps, 'database' | 'relayWakeUps'>, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const out = await deps.database.db.transaction(work);
+  deps.relayWakeUps.committed();
+  return out;
 }
 
 /** For a process or a step whose writes are never committed (the API's warm-up posts). */

@@ -16,9 +16,12 @@ export const channelHandlers = {
     sendPage(req, res, 'channels', rows, page.limit, (r) => toChannelView(r.channel, { isMember: r.isMember }), (r) => r.channel.seq);
   },
 
-  createChannel: creating(async ({ tx, actor, body }) => {
+  createChannel: creating(async ({ tx, deps, actor, body }) => {
     const row = await createChannel(tx, { actor, name: body.name, topic: body.topic, clientRef: body.client_ref });
-    return { status: 201, body: toChannelView(row, { isMember: true }), headers: { ETag: etagOf(row.version) } };
+    return {
+      status: 201, body: toChannelView(row, { isMember: true }), headers: { ETag: etagOf(row.version) },
+      afterCommit: async () => deps.relayWakeUps.committed(), // channel.created is an outbox row
+    };
   }),
 
   getChannel: async (req, res) => {

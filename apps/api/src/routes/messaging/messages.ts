@@ -1,5 +1,5 @@
 import {
-  AppError, addReaction, editMessage, etagOf, listMessages, messageKeyset, postMessage, readThread, removeReaction, requestMessageDelete,
+  AppError, addReaction, editMessage, etagOf, listMessages, messageKeyset, outboxTransaction, postMessage, readThread, removeReaction, requestMessageDelete,
   toMessageView, type MessageView, type MessageWithReactions,
 } from '@teamchat/core';
 import { creatingAtomic } from '../../http/create';
@@ -49,7 +49,7 @@ export const messageHandlers = {
     if (ifMatch !== undefined && body.version !== undefined && ifMatch !== body.version) {
       throw new AppError('invalid_request', 'If-Match and the body version disagree; send one of them.', { field: 'version' });
     }
-    const row = await depsOf(req).database.db.transaction((tx) => editMessage(tx, {
+    const row = await outboxTransaction(depsOf(req), (tx) => editMessage(tx, {
       actor: actorOf(res), channelId: params.channelId, tsMicros: parseTs(params.ts),
       expectedVersion: ifMatch ?? body.version, text: body.text, attachments: body.attachments, links: body.links,
     }));
@@ -61,7 +61,7 @@ export const messageHandlers = {
     const deps = depsOf(req);
     const { params } = locals(res).valid;
     // The approval is committed first; only then is the caller told to have it confirmed.
-    const out = await deps.database.db.transaction((tx) =>
+    const out = await outboxTransaction(deps, (tx) =>
       requestMessageDelete(tx, { actor: actorOf(res), channelId: params.channelId, tsMicros: parseTs(params.ts), now: deps.now() }));
     if (out.deleted) {
       res.status(204).end();
@@ -87,13 +87,13 @@ export const messageHandlers = {
   addReaction: async (req, res) => {
     const { channelId, ts, emoji } = locals(res).valid.params as { channelId: string; ts: string; emoji: string };
     const actor = actorOf(res);
-    const out = await depsOf(req).database.db.transaction((tx) => addReaction(tx, { actor, channelId, tsMicros: parseTs(ts), emoji }));
+    const out = await outboxTransaction(depsOf(req), (tx) => addReaction(tx, { actor, channelId, tsMicros: parseTs(ts), emoji }));
     res.status(out.added ? 201 : 200).json({ channel_id: channelId, ts, emoji, by: actor.identityId });
   },
 
   removeReaction: async (req, res) => {
     const { channelId, ts, emoji } = locals(res).valid.params as { channelId: string; ts: string; emoji: string };
-    await depsOf(req).database.db.transaction((tx) => removeReaction(tx, { actor: actorOf(res), channelId, tsMicros: parseTs(ts), emoji }));
+    await outboxTransaction(depsOf(req), (tx) => removeReaction(tx, { actor: actorOf(res), channelId, tsMicros: parseTs(ts), emoji }));
     res.status(204).end();
   },
 } satisfies HandlerMap;

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { and, approvals, channels, eq, messages } from '@teamchat/db';
+import { outboxTransaction } from '../../events/wake';
 import { defineJob } from '../../jobs/catalogue';
 import { performMessageDelete } from '../messages/delete-message';
 import { parseTs } from '../ts';
@@ -14,7 +15,7 @@ export const messageDeleteJob = defineJob<{ approval_id: string }>({
   type: MESSAGE_DELETE_JOB,
   payload: Joi.object({ approval_id: Joi.string().max(64).required() }),
   async run(deps, payload, job) {
-    return deps.database.db.transaction(async (tx) => {
+    return outboxTransaction(deps, async (tx) => {
       const [approval] = await tx.select().from(approvals)
         .where(and(eq(approvals.id, payload.approval_id), eq(approvals.accountId, job.accountId)));
       if (!approval || approval.status !== 'approved' || approval.jobId !== job.id) {
