@@ -3,7 +3,7 @@ import type { Config } from './config';
 import type { Deps } from './context';
 import { CursorCodec } from './cursor';
 import { deriveKey } from './crypto';
-import { createLogger } from './logger';
+import { createLogger, throttledWarning } from './logger';
 import { createRedisFor } from './redis';
 import { JobQueue } from './jobs/queue';
 import { createMetrics } from './metrics/metrics';
@@ -42,7 +42,6 @@ export function createDeps(
   metrics.watchOutbox(database.pool);
   metrics.trackQueue(jobQueue.queue);
   const logger = createLogger(service, config.logLevel);
-  let lastWakeUpWarning = 0;
   const deps: Deps = {
     config,
     database,
@@ -56,11 +55,8 @@ export function createDeps(
     warmth: new Warmth(!options.serving),
     heavyReads: new HeavyReadGate({ poolSize, maxWaitMs: options.statementTimeoutMs ?? config.dbStatementTimeoutMs }),
     // A lost wake-up costs the relay's poll (100 ms), not an event: said at most every 10 s.
-    relayWakeUps: relayWakeUpsOn(database.pool, listenDatabaseUrl(config) !== null, (err) => {
-      if (Date.now() - lastWakeUpWarning < 10_000) return;
-      lastWakeUpWarning = Date.now();
-      logger.warn('waking the webhook relay failed; it finds the events at its next poll', { error: err.message });
-    }),
+    relayWakeUps: relayWakeUpsOn(database.pool, listenDatabaseUrl(config) !== null,
+      throttledWarning(logger, 'waking the webhook relay failed; it finds the events at its next poll')),
   };
   return {
     ...deps,

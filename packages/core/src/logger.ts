@@ -23,6 +23,20 @@ export function createLogger(service: string, level = 'info'): Logger {
   });
 }
 
+/**
+ * A warning for a failure that repeats while its cause lasts (a lost connection, a refused
+ * hand-over): written at most once per `everyMs`, so an outage is said without flooding the log.
+ */
+export function throttledWarning(logger: Logger, message: string, everyMs = 10_000): (error: Error) => void {
+  let last = -Infinity;
+  return (error) => {
+    const now = Date.now();
+    if (now - last < everyMs) return;
+    last = now;
+    logger.warn(message, { error: error.message });
+  };
+}
+
 /** The ids a webhook log line carries so one delivery can be followed across attempts and workers. */
 export interface DeliveryLogIds {
   eventId?: string;

@@ -2,7 +2,7 @@
  * Logs (CONVENTIONS: winston JSON lines to stdout, never a secret) through the cheap stdout
  * transport (docs/performance.md): one line per call, in order, levels and silence respected.
  */
-import { createLogger } from '@teamchat/core';
+import { createLogger, throttledWarning } from '@teamchat/core';
 
 function captureStdout(fn: () => void): string[] {
   const chunks: string[] = [];
@@ -38,4 +38,13 @@ test('one JSON line per call on stdout, synchronously and in order, with the chi
 test('LOG_LEVEL silent writes nothing', () => {
   const logger = createLogger('api', 'silent');
   expect(captureStdout(() => { logger.error('nothing'); logger.info('nothing'); })).toEqual([]);
+});
+
+test('a throttled warning is written once per period, however often its failure repeats', () => {
+  const logger = createLogger('worker', 'info');
+  const warn = throttledWarning(logger, 'relay could not hand events over; they wait', 60_000);
+  const out = captureStdout(() => { for (let i = 0; i < 5; i += 1) warn(new Error(`down ${i}`)); });
+  expect(out.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ level: 'warn', message: 'relay could not hand events over; they wait', error: 'down 0' })]);
+  const every = throttledWarning(logger, 'each time', 0);
+  expect(captureStdout(() => { every(new Error('a')); every(new Error('b')); })).toHaveLength(2);
 });

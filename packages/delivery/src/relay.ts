@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { listen } from '@teamchat/db';
-import { EVENTS_CHANNEL, listenDatabaseUrl, randomToken, RedisScript, relayLeaseKey, waitReady, type Deps } from '@teamchat/core';
+import { EVENTS_CHANNEL, listenDatabaseUrl, randomToken, RedisScript, relayLeaseKey, throttledWarning, waitReady, type Deps } from '@teamchat/core';
 import { unrelayedEvents, unrelayedEventsRead } from './fan-out';
 import type { FanOutRead } from './statements';
 import { FANOUT_BATCH, type WebhookQueues } from './queues';
@@ -91,7 +91,8 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
   let caughtUp = true;
   let lastFull = 0;
   let stopped = false;
-  let lastWarn = 0;
+  // Redis or the database away: the rows wait; said at most every 10 s.
+  const handOverFailed = throttledWarning(deps.logger, 'relay could not hand events over; they wait');
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
   const scope = options.accountIds ? `:${createHash('sha1').update([...options.accountIds].sort().join(',')).digest('hex').slice(0, 16)}` : '';
@@ -167,11 +168,7 @@ export function startRelay(deps: Deps, queues: WebhookQueues, options: RelayOpti
       })
       .catch((err: Error) => {
         scanning = false;
-        // Redis or the database away: the rows wait; say so at most every 10 s.
-        if (Date.now() - lastWarn > 10_000) {
-          lastWarn = Date.now();
-          deps.logger.warn('relay could not hand events over; they wait', { error: err.message });
-        }
+        handOverFailed(err);
         schedule(Math.max(pollMs, 250));
       });
   };
