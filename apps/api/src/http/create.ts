@@ -90,7 +90,7 @@ export const isCreatingHandler = (h: unknown): boolean => typeof h === 'function
  * Sends a created object's answer: what `res.status(status).json(body)` sends (the app sets no
  * json replacer, spaces or escape, and ETags are off), without Express's per-call work (its
  * setting lookups, mime and charset parsing of Content-Type, freshness check), which the post's
- * profile showed on every create (docs/performance.md, the post's profiles).
+ * profile showed on every create (docs/performance.md, 'The post path').
  */
 function sendCreated(res: Response, status: number, body: unknown): void {
   const json = JSON.stringify(body) as string | undefined;
