@@ -52,10 +52,11 @@ test('spec Authentication 3 and 7 still hold on the one query: revoked at once, 
   expect((await request(h.api).get(`/accounts/${a.accountId}`).set(bearer(key))).status).toBe(401);
 });
 
+/** The relay's wake-up, sent after a commit of outbox rows (RelayWakeUps), is not the write's own work: left out of the lists below. */
+const isWakeUp = (q: string) => q.includes('pg_notify');
+
 describe('round trips of a post', () => {
   const POST = ['auth_credential', 'post_message_facts', 'post_message'];
-  /** The relay's wake-up, sent after the post's commit (RelayWakeUps), is not the post's own work: left out of the lists below. */
-  const isWakeUp = (q: string) => q.includes('pg_notify');
   test('without an Idempotency-Key: THREE queries (authentication, facts, the post) and no BEGIN/COMMIT; TWO once the facts are known', async () => {
     const a = await messagingAccount(h);
     const bob = await memberCaller(h, a.accountId);
@@ -123,28 +124,6 @@ describe('round trips of a post', () => {
     expect(replay.filter(isWakeUp)).toEqual([]);
   });
 
-  test('every other writer of outbox rows (channel, edit, reactions, delete) wakes the relay AFTER its COMMIT, never inside its transaction', async () => {
-    const a = await messagingAccount(h);
-    const web = await signInWeb(h, a.owner.email);
-    const settle = () => new Promise((r) => setTimeout(r, 50));
-    const wakesAfterCommit = async (write: () => Promise<unknown>) => {
-      const sent = await queriesDuring(async () => { await write(); await settle(); });
-      expect(sent.filter(isWakeUp)).toHaveLength(1);
-      const commit = sent.findIndex((q) => /^commit/i.test(q));
-      expect(commit).toBeGreaterThan(-1);
-      expect(sent.findIndex(isWakeUp)).toBeGreaterThan(commit);
-    };
-    let ch = '';
-    await wakesAfterCommit(async () => { ch = await makeChannel(a.ownerApi); });
-    const m = await post(a.ownerApi, ch, { text: 'to change' });
-    await settle();
-    const base = `/channels/${ch}/messages/${m.ts}`;
-    await wakesAfterCommit(async () => expect((await a.ownerApi.patch(base, { text: 'changed' })).status).toBe(200));
-    await wakesAfterCommit(async () => expect((await a.ownerApi.put(`${base}/reactions/tada`)).status).toBe(201));
-    await wakesAfterCommit(async () => expect((await a.ownerApi.del(`${base}/reactions/tada`)).status).toBe(204));
-    await wakesAfterCommit(async () => expect((await web.agent.delete(`/accounts/${a.accountId}${base}`).set('X-CSRF-Token', web.csrf)).status).toBe(204));
-  });
-
   test('with an Idempotency-Key: the claim, the post and the stored answer in ONE transaction; a replay never posts', async () => {
     const a = await messagingAccount(h);
     const ch = await makeChannel(a.ownerApi);
@@ -160,4 +139,26 @@ describe('round trips of a post', () => {
     const replay = await queriesDuring(async () => expect((await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'k' }).set('Idempotency-Key', key)).headers['idempotent-replayed']).toBe('true'));
     expect(replay.filter((q) => q.startsWith('post_message'))).toEqual([]);
   });
+});
+
+test('every other writer of outbox rows (channel, edit, reactions, delete) wakes the relay AFTER its COMMIT, never inside its transaction', async () => {
+  const a = await messagingAccount(h);
+  const web = await signInWeb(h, a.owner.email);
+  const settle = () => new Promise((r) => setTimeout(r, 50));
+  const wakesAfterCommit = async (write: () => Promise<unknown>) => {
+    const sent = await queriesDuring(async () => { await write(); await settle(); });
+    expect(sent.filter(isWakeUp)).toHaveLength(1);
+    const commit = sent.findIndex((q) => /^commit/i.test(q));
+    expect(commit).toBeGreaterThan(-1);
+    expect(sent.findIndex(isWakeUp)).toBeGreaterThan(commit);
+  };
+  let ch = '';
+  await wakesAfterCommit(async () => { ch = await makeChannel(a.ownerApi); });
+  const m = await post(a.ownerApi, ch, { text: 'to change' });
+  await settle();
+  const base = `/channels/${ch}/messages/${m.ts}`;
+  await wakesAfterCommit(async () => expect((await a.ownerApi.patch(base, { text: 'changed' })).status).toBe(200));
+  await wakesAfterCommit(async () => expect((await a.ownerApi.put(`${base}/reactions/tada`)).status).toBe(201));
+  await wakesAfterCommit(async () => expect((await a.ownerApi.del(`${base}/reactions/tada`)).status).toBe(204));
+  await wakesAfterCommit(async () => expect((await web.agent.delete(`/accounts/${a.accountId}${base}`).set('X-CSRF-Token', web.csrf)).status).toBe(204));
 });
