@@ -75,8 +75,10 @@ async function main(): Promise<void> {
   try {
     await runMigrations(ctx.databaseUrl);
     if (process.env.BENCH_EXTRA_SQL) { const c = new Client({ connectionString: ctx.databaseUrl }); await c.connect(); await c.query(process.env.BENCH_EXTRA_SQL); await c.end(); }
+    const postgres = await postgresSettings(admin);
     console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`);
-    const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? '', memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadavg: os.loadavg().map((x) => Number(x.toFixed(2))) };
+    console.log(`postgres: ${Object.entries(postgres).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? '', memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadavg: os.loadavg().map((x) => Number(x.toFixed(2))), postgres };
     const startedAt = new Date().toISOString();
     const results: Array<{ file: string } & BenchResult> = [];
     for (const [i, file] of files.entries()) {
@@ -109,6 +111,20 @@ async function main(): Promise<void> {
     await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
     await admin.end();
   }
+}
+
+/**
+ * The server settings that move the figures (docs/performance.md "Reading the figures"): the
+ * test machines run PostgreSQL without autovacuum and with its default shared_buffers, which a
+ * production server would not; printed with the machine and kept in the results.
+ */
+const POSTGRES_SETTINGS = ['server_version', 'shared_buffers', 'max_wal_size', 'synchronous_commit', 'autovacuum', 'fsync', 'full_page_writes'];
+async function postgresSettings(c: Client): Promise<Record<string, string>> {
+  const { rows } = await c.query<{ name: string; setting: string }>(
+    'SELECT name, current_setting(name) AS setting FROM pg_settings WHERE name = ANY($1) ORDER BY array_position($1, name)',
+    [POSTGRES_SETTINGS],
+  );
+  return Object.fromEntries(rows.map((r) => [r.name, r.setting]));
 }
 
 /**
