@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { forgetPostFacts, revokeCredential } from '@teamchat/core';
-import { eq, messages } from '@teamchat/db';
+import { and, eq, events, messages } from '@teamchat/db';
 import { bearer, newAccount, newKey, signInWeb, startHarness, type Harness } from '../../../../test/support/harness';
 import { queriesDuring } from '../../../../test/support/round-trips';
 import { makeChannel, memberCaller, messagingAccount, post } from '../../../../test/support/messaging';
@@ -158,6 +158,17 @@ test('every other writer of outbox rows (channel, edit, reactions, delete) wakes
   await settle();
   const base = `/channels/${ch}/messages/${m.ts}`;
   await wakesAfterCommit(async () => expect((await a.ownerApi.patch(base, { text: 'changed' })).status).toBe(200));
+  // A write that is refused rolls back: no event row, and no wake-up either.
+  const edited = async () => (await db().select().from(events).where(and(eq(events.accountId, a.accountId), eq(events.type, 'message.edited')))).length;
+  const before = await edited();
+  const refused = await queriesDuring(async () => {
+    const res = await a.ownerApi.patch(base, { text: 'stale', version: 1 });
+    expect(res.body.error.code).toBe('edit_conflict');
+    await settle();
+  });
+  expect(refused.filter(isWakeUp)).toEqual([]);
+  expect(refused.some((q) => /^rollback/i.test(q))).toBe(true);
+  expect(await edited()).toBe(before);
   await wakesAfterCommit(async () => expect((await a.ownerApi.put(`${base}/reactions/tada`)).status).toBe(201));
   await wakesAfterCommit(async () => expect((await a.ownerApi.del(`${base}/reactions/tada`)).status).toBe(204));
   await wakesAfterCommit(async () => expect((await web.agent.delete(`/accounts/${a.accountId}${base}`).set('X-CSRF-Token', web.csrf)).status).toBe(204));
