@@ -3,6 +3,7 @@ import cookieParser from 'cookie-parser';
 import type { Deps } from '@teamchat/core';
 import { authenticateFor } from './http/authenticate';
 import { errorHandler, notFoundHandler } from './http/error-handler';
+import { confirmBeforeAnswering } from './http/remembered-auth';
 import { meterReads } from './http/limits';
 import type { Host } from './http/locals';
 import { httpMetrics } from './http/metrics';
@@ -59,6 +60,7 @@ export function createApp(deps: Deps, host: Host): Express {
   app.use(routers.accounts);
 
   app.use(notFoundHandler);
+  app.use(confirmBeforeAnswering);
   app.use(errorHandler);
   return app;
 }

@@ -22,6 +22,7 @@ export * from './accounts/directory';
 export * from './accounts/demo';
 export * from './auth/tokens';
 export * from './auth/credentials';
+export * from './auth/remembered-authentications';
 export * from './auth/agent-registrations';
 export * from './auth/sessions';
 export * from './deps';

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, accountStateError, actorFromMembership, errors, resolveActor } from '@teamchat/core';
+import { AppError, accountStateError, actorFromMembership, errors, resolveActor, type AccountRow, type Actor } from '@teamchat/core';
 import { actorOf, depsOf, locals } from './locals';
 
 const ACCOUNT_ID = /^acct_[a-z0-9]{1,64}$/;
@@ -18,9 +18,18 @@ export async function accountContext(req: Request, res: Response, next: NextFunc
   const l = locals(res);
   const accountId = req.params.accountId as string;
   if (!ACCOUNT_ID.test(accountId)) throw errors.notFound('account');
-  const { account, actor } = l.membership?.accountId === accountId
+  enterAccount(req, res, l.membership?.accountId === accountId
     ? actorFromMembership(l.principal!, l.membership, l.requestId)
-    : await resolveActor(depsOf(req).database.db, l.principal!, accountId, l.requestId);
+    : await resolveActor(depsOf(req).database.db, l.principal!, accountId, l.requestId));
+  next();
+}
+
+/**
+ * The caller's actor in the account, and the checks every route under an account runs first:
+ * the account's state, then a read-only credential on a write.
+ */
+export function enterAccount(req: Request, res: Response, { account, actor }: { account: AccountRow; actor: Actor }): void {
+  const l = locals(res);
   l.account = account;
   l.actor = actor;
   // Spec: a read-only or suspended account answers every route under it, reads included.
@@ -29,7 +38,6 @@ export async function accountContext(req: Request, res: Response, next: NextFunc
   // A read-only credential changes nothing, whatever its scopes: every route but a read answers
   // insufficient_scope before any route runs (docs/api.md "Read-only credentials").
   if (actor.principal.readOnly && !READ_METHODS.has(req.method)) throw errors.readOnlyCredential();
-  next();
 }
 
 /** The methods that only read. Every non-GET route under an account changes something (none only reads). */
@@ -38,15 +46,15 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Needs `scope`: a credential without it gets insufficient_scope; a web session whose role lacks it, forbidden. */
 export function requireScope(scope: string) {
   return (_req: Request, res: Response, next: NextFunction) => {
-    const actor = actorOf(res);
-    if (!actor.scopes.has(scope)) {
-      if (actor.principal.via === 'web_session') {
-        throw new AppError('forbidden', `A ${actor.role} may not do this.`, { reason: 'role' });
-      }
-      throw errors.insufficientScope(scope);
-    }
+    checkScope(actorOf(res), scope);
     next();
   };
+}
+
+export function checkScope(actor: Actor, scope: string): void {
+  if (actor.scopes.has(scope)) return;
+  if (actor.principal.via === 'web_session') throw new AppError('forbidden', `A ${actor.role} may not do this.`, { reason: 'role' });
+  throw errors.insufficientScope(scope);
 }
 
 /** Endpoints the spec marks "web session only". */

@@ -1,8 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
 import cookieParser from 'cookie-parser';
-import { AppError, authenticateCredentialIn, authenticateSession, csrfMatches, errors, tokenKind } from '@teamchat/core';
+import { AppError, authenticateSecretHash, authenticateSession, csrfMatches, errors, hashSecret, tokenKind } from '@teamchat/core';
 import { accountIdInPath } from './account';
 import { depsOf, locals, type Host } from './locals';
+import { authenticateFromMemory } from './remembered-auth';
 
 export const SESSION_COOKIE = 'tc_session';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -38,8 +39,12 @@ export async function authenticateApiHost(req: Request, res: Response, next: Nex
     throw errors.unauthorized();
   }
   if (tokenKind(token) === 'web_session') throw wrongHost('web', deps.config.publicWebUrl);
+  const secretHash = hashSecret(token);
+  const accountId = accountIdInPath(req);
+  // A message post may be authenticated from memory, confirmed by its own statement.
+  if (authenticateFromMemory(req, res, secretHash, accountId)) return next();
   // One round trip: the credential, and the caller's seat in the account of the path (if any).
-  const found = await authenticateCredentialIn(deps.database.db, token, deps.now(), accountIdInPath(req));
+  const found = await authenticateSecretHash(deps.database.db, secretHash, deps.now(), accountId);
   if (!found) throw errors.unauthorized('The credential is unknown, expired or revoked.');
   locals(res).principal = found.principal;
   locals(res).membership = found.membership;

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Actor, Logger, Principal } from '@teamchat/core';
-import type { AccountMembership, AccountRow, Deps, ReadMeter, SessionAuth, UnitUsage } from '@teamchat/core';
+import type { AccountMembership, AccountRow, Deps, ReadMeter, RememberedAuthentication, SessionAuth, UnitUsage } from '@teamchat/core';
 import type { RateLimitInfo } from 'express-rate-limit';
 
 export type Host = 'api' | 'web';
@@ -14,6 +14,10 @@ export interface RequestLocals {
   session?: SessionAuth;
   /** the caller's seat in the account of the path, read with the credential (accountContext uses it) */
   membership?: AccountMembership;
+  /** a message post whose authentication may come from memory and be remembered (remembered-auth.ts) */
+  rememberable?: { secretHash: string; accountId: string };
+  /** set while the request's authentication came from memory and is not yet confirmed (remembered-auth.ts) */
+  unconfirmed?: RememberedAuthentication;
   account?: AccountRow;
   actor?: Actor;
   /** what this request spent of the seat's limits (set by enforceLimits) */

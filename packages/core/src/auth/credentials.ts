@@ -119,11 +119,14 @@ export interface CredentialAuth {
  * effect at once).
  */
 export async function authenticateCredentialIn(db: Executor, secret: string, now: Date, accountId?: string): Promise<CredentialAuth | null> {
-  const [row] = await runStatement(db, credentialBySecret, [hashSecret(secret), accountId ?? null]);
+  return authenticateSecretHash(db, hashSecret(secret), now, accountId);
+}
+
+/** `authenticateCredentialIn` for a secret already hashed (`hashSecret`). */
+export async function authenticateSecretHash(db: Executor, secretHash: string, now: Date, accountId?: string): Promise<CredentialAuth | null> {
+  const [row] = await runStatement(db, credentialBySecret, [secretHash, accountId ?? null]);
   if (!row || row.revoked_at || (row.expires_at && row.expires_at <= now)) return null;
-  if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() > LAST_USED_GRANULARITY_MS) {
-    runStatement(db, touchCredential, [row.id, now]).then(undefined, () => undefined);
-  }
+  touchCredentialIfDue(db, row.id, row.last_used_at?.getTime() ?? null, now);
   const principal: Principal = {
     via: row.kind === 'agent_token' ? 'agent_token' : 'api_key',
     id: row.id,
@@ -135,6 +138,16 @@ export async function authenticateCredentialIn(db: Executor, secret: string, now
     expiresAt: row.expires_at,
   };
   return accountId === undefined ? { principal } : { principal, membership: membershipFrom(accountId, row) };
+}
+
+/**
+ * Stamps a credential's last use, off the request's path, when the stamp known (`lastUsedMs`,
+ * null: never used) is older than a minute; answers whether it did.
+ */
+export function touchCredentialIfDue(db: Executor, credentialId: string, lastUsedMs: number | null, now: Date): boolean {
+  if (lastUsedMs !== null && now.getTime() - lastUsedMs <= LAST_USED_GRANULARITY_MS) return false;
+  runStatement(db, touchCredential, [credentialId, now]).then(undefined, () => undefined);
+  return true;
 }
 
 /** Resolves a bearer secret to a principal; null when unknown, expired or revoked. */

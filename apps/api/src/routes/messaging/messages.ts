@@ -6,6 +6,7 @@ import { creatingAtomic } from '../../http/create';
 import { listRequest, sendPage } from '../../http/lists';
 import { mcpSessionOf } from '../../http/mcp-session';
 import { actorOf, depsOf, locals } from '../../http/locals';
+import { postConfirmingAuthentication } from '../../http/remembered-auth';
 import type { HandlerMap } from '../handlers';
 import { ifMatchVersion, parseTs, tsKeyset } from './params';
 
@@ -26,17 +27,20 @@ export const messageHandlers = {
 
   // The post is one statement (post-message.ts): no transaction unless an Idempotency-Key needs
   // one. Its events wake the relay once they have committed (RelayWakeUps).
+  // A post authenticated from memory confirms that authentication in its statement (remembered-auth.ts).
   postMessage: creatingAtomic(async ({ db, deps, actor, body, params, req }) => {
-    const row = await postMessage(db, {
-      actor,
+    const threadTsMicros = body.thread_ts === undefined ? undefined : parseTs(body.thread_ts, 'thread_ts');
+    const row = await postConfirmingAuthentication(req, req.res!, actor, (poster, confirm) => postMessage(db, {
+      actor: poster,
       channelId: params.channelId,
       text: body.text,
       attachments: body.attachments,
       links: body.links,
-      threadTsMicros: body.thread_ts === undefined ? undefined : parseTs(body.thread_ts, 'thread_ts'),
+      threadTsMicros,
       clientRef: body.client_ref,
-      session: mcpSessionOf(req, actor),
-    });
+      session: mcpSessionOf(req, poster),
+      confirm,
+    }));
     return {
       status: 201, body: toMessageView(row), headers: { ETag: etagOf(row.version) },
       afterCommit: async () => deps.relayWakeUps.committed(),

@@ -47,6 +47,8 @@ export const postFacts = statement<PostFacts>('post_message_facts', `
    WHERE c.id = $1::text AND c.account_id = $2::text`);
 
 export interface PostWritten {
+  /** the remembered authentication still holds ($13 null: none to confirm); false: nothing was written */
+  authenticated: boolean;
   /** the ts was allocated (the poster is still a member) */
   locked: boolean;
   /** null when nothing was inserted */
@@ -70,17 +72,32 @@ export interface PostWritten {
  *   checked by the caller (files/attachments.ts);
  * - the event rows, built by the events module and passed as $12 (`[[id, type, channel_id, data], …]`
  *   in order), each `data` completed with the allocated `ts`;
+ * - `auth`: for a post authenticated from memory ($13 the credential), that the credential is
+ *   neither revoked nor expired at $14 (the application's clock) and that the seat's role $15 and
+ *   identity $16 and the account's state $17 and plan $18 are what the authentication decided
+ *   on (remembered-authentications.ts); `ch` gates on it, so when it fails nothing is written;
  * The relay is woken after the commit by the caller (RelayWakeUps), not by a NOTIFY here: a
  * NOTIFY holds PostgreSQL's notify lock through the commit, so every post would wait for the
  * commit of the one before it.
  * $1 channel, $2 account, $3 author, $4 root ts (µs or null), $5 text, $6 attachments, $7 links,
- * $8 mentions, $9 broadcast, $10 client_ref, $11 session, $12 events. Always one row.
+ * $8 mentions, $9 broadcast, $10 client_ref, $11 session, $12 events, $13-$18 the authentication
+ * to confirm (all null: none). Always one row.
  */
 export const postWrite = statement<PostWritten>('post_message', `
-  WITH ch AS (
+  WITH auth AS (
+    SELECT $13::text IS NULL OR EXISTS (
+      SELECT 1
+        FROM credentials c
+        JOIN members m ON m.account_id = $2::text AND m.user_id = c.user_id
+        JOIN accounts a ON a.id = $2::text
+       WHERE c.id = $13::text AND c.revoked_at IS NULL AND (c.expires_at IS NULL OR c.expires_at > $14::timestamptz)
+         AND m.role = $15::text AND m.identity_id = $16::text AND a.state = $17::text AND a.plan = $18::text
+    ) AS ok
+  ), ch AS (
     UPDATE channels
        SET last_ts_micros = GREATEST(last_ts_micros + 1, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint)
      WHERE id = $1::text AND account_id = $2::text
+       AND (SELECT ok FROM auth)
        AND EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = $1::text AND m.identity_id = $3::text)
  RETURNING last_ts_micros AS ts
   ), root AS (
@@ -108,6 +125,6 @@ export const postWrite = statement<PostWritten>('post_message', `
      ORDER BY e.n
  RETURNING id
   )
-  SELECT EXISTS (SELECT 1 FROM ch) AS locked,
+  SELECT (SELECT ok FROM auth) AS authenticated, EXISTS (SELECT 1 FROM ch) AS locked,
          msg.ts_micros::text AS ts_micros, msg.attachments, msg.links, msg.session, msg.created_at
     FROM (VALUES (1)) AS one (x) LEFT JOIN msg ON true`);

@@ -1,4 +1,5 @@
 import { runStatement, type Executor } from '@teamchat/db';
+import { AuthenticationNotConfirmed, type AuthenticationToConfirm } from '../../auth/remembered-authentications';
 import { errors } from '../../errors';
 import { resolveAttachments } from '../../files/attachments';
 import type { Actor } from '../../principal';
@@ -19,6 +20,12 @@ export interface PostMessageInput {
   threadTsMicros?: bigint;
   clientRef?: string;
   session?: MessageSession | null;
+  /**
+   * A post authenticated from memory: what its statement must find still true before it writes
+   * (remembered-authentications.ts); when it does not, nothing is written and
+   * AuthenticationNotConfirmed is thrown.
+   */
+  confirm?: AuthenticationToConfirm;
 }
 
 const noAccess = (kind: string) => (kind === 'dm' ? errors.notFound('channel') : errors.notAMember('channel'));
@@ -106,7 +113,9 @@ export async function postMessage(ex: Executor, input: PostMessageInput): Promis
     JSON.stringify(draft.attachments), JSON.stringify(draft.links), mentions, draft.broadcast, draft.clientRef,
     draft.session === null ? null : JSON.stringify(draft.session),
     JSON.stringify(rows.map((r) => [r.id, r.type, r.channelId, r.data])),
+    ...confirmParams(input.confirm),
   ]);
+  if (!out.authenticated) throw new AuthenticationNotConfirmed();
   if (!out.locked) {
     // No ts taken: not a member (the facts say which error, read now if they were known).
     if (known) await readFacts(ex, actor, channelId, thread, parsed.identityIds);
@@ -123,6 +132,11 @@ export async function postMessage(ex: Executor, input: PostMessageInput): Promis
     session: out.session,
     createdAt: out.created_at as Date,
   };
+}
+
+/** post_message's $13-$18. */
+function confirmParams(c: AuthenticationToConfirm | undefined): unknown[] {
+  return c ? [c.credentialId, c.now, c.role, c.identityId, c.state, c.plan] : [null, null, null, null, null, null];
 }
 
 export { forgetPostFacts } from './post-facts-cache';
