@@ -14,8 +14,8 @@ export interface RequestLocals {
   session?: SessionAuth;
   /** the caller's seat in the account of the path, read with the credential (accountContext uses it) */
   membership?: AccountMembership;
-  /** a message post whose authentication may come from memory and be remembered (remembered-auth.ts) */
-  rememberable?: { secretHash: string; accountId: string };
+  /** a request whose authentication may come from memory and be remembered, and its route's scope (remembered-auth.ts) */
+  rememberable?: { secretHash: string; accountId: string; scope: string };
   /** set while the request's authentication came from memory and is not yet confirmed (remembered-auth.ts) */
   unconfirmed?: RememberedAuthentication;
   account?: AccountRow;

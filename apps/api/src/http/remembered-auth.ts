@@ -8,27 +8,34 @@ import { checkScope, enterAccount } from './account';
 import { depsOf, locals } from './locals';
 
 /**
- * A message post authenticated from memory (docs/api.md "Authentication of a post"). The API
- * host remembers a credential's authentication in an account once a post of its passed a full
- * authentication and the account's checks; its next posts to that account skip the
- * authentication round trip, and:
- * - the post statement writes only if what the authentication decided on still holds
- *   (`AuthenticationToConfirm`); when it does not, nothing is written, and the post is
- *   authenticated in full and made again (or refused as a full authentication refuses it);
- * - any other answer (a refusal of the input, a limit, a channel the caller cannot post in) is
+ * Routes authenticated from memory (docs/api.md "Authentication from memory"): a message post
+ * without an Idempotency-Key and a page of a channel's messages, the two hottest routes, each
+ * served by one statement that can carry the check. The API host remembers a credential's
+ * authentication in an account once a request of these routes passed a full authentication and
+ * the account's checks; its next such requests to that account skip the authentication round
+ * trip, and:
+ * - the route's statement writes or reads only if what the authentication decided on still holds
+ *   (`AuthenticationToConfirm`); when it does not, nothing is written or read, and the request is
+ *   authenticated in full and run again (or refused as a full authentication refuses it);
+ * - any other answer (a refusal of the input, a limit, a channel the caller cannot use) is
  *   given only after a full authentication, whose refusal it becomes if there is one;
  * - every other route authenticates in full before it runs (`confirmBeforeRoute`).
- * Only a post without an Idempotency-Key is served so: it is the one request whose write can carry
- * the check in its own statement.
  */
 
-/** The route served from memory, its path as the API host's router matches it. */
-const POST_MESSAGE_SCOPE = (ROUTES as readonly RouteDeclaration[]).find((r) => r.id === 'postMessage')!.scope;
-const POST_MESSAGE_PATH = /^\/accounts\/acct_[a-z0-9]{1,64}\/channels\/[^/]+\/messages\/?$/i;
+const MESSAGES_PATH = /^\/accounts\/acct_[a-z0-9]{1,64}\/channels\/[^/]+\/messages\/?$/i;
+const scopeOf = (id: string) => (ROUTES as readonly RouteDeclaration[]).find((r) => r.id === id)!.scope!;
 
-/** Whether this request's authentication may come from memory, and be remembered. */
-function servedFromMemory(req: Request, accountId: string | undefined): accountId is string {
-  return accountId !== undefined && req.method === 'POST' && req.get('idempotency-key') === undefined && POST_MESSAGE_PATH.test(req.path);
+/** The routes served from memory: their ids (the router lets only these skip `confirmBeforeRoute`), method, path and scope. */
+const FROM_MEMORY = [
+  { id: 'postMessage', method: 'POST', path: MESSAGES_PATH, scope: scopeOf('postMessage') },
+  { id: 'listMessages', method: 'GET', path: MESSAGES_PATH, scope: scopeOf('listMessages') },
+] as const;
+export const ROUTES_FROM_MEMORY: ReadonlySet<string> = new Set(FROM_MEMORY.map((r) => r.id));
+
+/** The route of this request if it may be authenticated from memory (a post only without an Idempotency-Key). */
+function routeFromMemory(req: Request, accountId: string | undefined): (typeof FROM_MEMORY)[number] | undefined {
+  if (accountId === undefined || (req.method === 'POST' && req.get('idempotency-key') !== undefined)) return undefined;
+  return FROM_MEMORY.find((r) => r.method === req.method && r.path.test(req.path));
 }
 
 /**
@@ -36,9 +43,10 @@ function servedFromMemory(req: Request, accountId: string | undefined): accountI
  * authenticated from memory (still to be confirmed); false to authenticate in full.
  */
 export function authenticateFromMemory(req: Request, res: Response, secretHash: string, accountId: string | undefined): boolean {
-  if (!servedFromMemory(req, accountId)) return false;
+  const route = routeFromMemory(req, accountId);
+  if (!route || accountId === undefined) return false;
   const l = locals(res);
-  l.rememberable = { secretHash, accountId };
+  l.rememberable = { secretHash, accountId, scope: route.scope };
   const entry = rememberedAuthentication(secretHash, accountId);
   if (!entry) return false;
   const deps = depsOf(req);
@@ -72,33 +80,33 @@ async function authenticateInFull(req: Request, res: Response, scope: string | u
 }
 
 /**
- * Runs a post (`post`, given the actor and what its statement must confirm, if anything). A post
- * authenticated from memory whose statement found the authentication changed wrote nothing: it is
- * authenticated in full and made once more. A post authenticated in full that succeeds is
- * remembered.
+ * Runs the one statement of a route served from memory (`run`, given the actor and what the
+ * statement must confirm, if anything). A request authenticated from memory whose statement found
+ * the authentication changed wrote and read nothing: it is authenticated in full and run once
+ * more. A request authenticated in full is remembered.
  */
-export async function postConfirmingAuthentication<T>(
-  req: Request, res: Response, actor: Actor, post: (actor: Actor, confirm?: AuthenticationToConfirm) => Promise<T>,
+export async function runConfirmingAuthentication<T>(
+  req: Request, res: Response, actor: Actor, run: (actor: Actor, confirm?: AuthenticationToConfirm) => Promise<T>,
 ): Promise<T> {
   const l = locals(res);
   const entry = l.unconfirmed;
   if (!entry) {
     remember(req, res);
-    return post(actor);
+    return run(actor);
   }
   try {
-    const out = await post(actor, authenticationToConfirm(entry, depsOf(req).now()));
+    const out = await run(actor, authenticationToConfirm(entry, depsOf(req).now()));
     l.unconfirmed = undefined;
     return out;
   } catch (err) {
     if (!(err instanceof AuthenticationNotConfirmed)) throw err;
   }
-  return post(await authenticateInFull(req, res, POST_MESSAGE_SCOPE));
+  return run(await authenticateInFull(req, res, l.rememberable!.scope));
 }
 
 /**
  * Remembers the full authentication of a request that may be served from memory, once it passed
- * the account's checks and the post's scope.
+ * the account's checks and its route's scope.
  */
 function remember(req: Request, res: Response): void {
   const l = locals(res);
@@ -110,7 +118,7 @@ function remember(req: Request, res: Response): void {
   });
 }
 
-/** Every route but the post: a request authenticated from memory is authenticated in full first. */
+/** Every route not served from memory: a request authenticated from memory is authenticated in full first. */
 export function confirmBeforeRoute(req: Request, res: Response, next: NextFunction): void | Promise<void> {
   if (!locals(res).unconfirmed) return next();
   return authenticateInFull(req, res, undefined).then(() => next());
@@ -124,7 +132,7 @@ export function confirmBeforeRoute(req: Request, res: Response, next: NextFuncti
 export async function confirmBeforeAnswering(err: unknown, req: Request, res: Response, next: NextFunction): Promise<void> {
   if (!locals(res).unconfirmed || res.headersSent) return next(err);
   try {
-    await authenticateInFull(req, res, POST_MESSAGE_SCOPE);
+    await authenticateInFull(req, res, locals(res).rememberable!.scope);
   } catch (refusal) {
     return next(refusal);
   }

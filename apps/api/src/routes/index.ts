@@ -9,7 +9,7 @@ import { notFoundHandler } from '../http/error-handler';
 import { enforceLimits } from '../http/limits';
 import { depsOf } from '../http/locals';
 import { validate } from '../http/validate';
-import { confirmBeforeRoute } from '../http/remembered-auth';
+import { ROUTES_FROM_MEMORY, confirmBeforeRoute } from '../http/remembered-auth';
 import { accountHandlers } from './account';
 import { authHandlers } from './auth';
 import { directoryHandlers } from './directory';
@@ -53,8 +53,9 @@ function chain(r: RouteDeclaration, handler: RequestHandler): RequestHandler[] {
   if (Boolean(r.creating) !== isCreatingHandler(handler)) {
     throw new Error(`route ${r.id}: declared ${r.creating ? '' : 'not '}creating, but its handler is ${r.creating ? 'not ' : ''}built with creating()`);
   }
-  // Only the post confirms a remembered authentication itself; every other route authenticates in full first.
-  const out: RequestHandler[] = r.id === 'postMessage' ? [] : [confirmBeforeRoute];
+  // Only the routes served from memory confirm a remembered authentication themselves; every
+  // other route authenticates in full first.
+  const out: RequestHandler[] = ROUTES_FROM_MEMORY.has(r.id) ? [] : [confirmBeforeRoute];
   if (r.access === 'web_session') out.push(isAccountRoute(r) ? requireWebSession : authenticateWebHost);
   if (r.scope) out.push(requireScope(r.scope));
   if (r.request) out.push(validate(r.request));

@@ -1,7 +1,8 @@
 /**
- * A message post authenticated from memory (docs/api.md "Authentication of a post"): after a
- * credential's post succeeds on a full authentication, its next posts to that account skip the
- * authentication round trip, and the post statement confirms what the authentication decided on.
+ * A message post or a page of messages authenticated from memory (docs/api.md "Authentication
+ * from memory"): once a credential's request to one of them passed a full authentication, its
+ * next ones to that account skip the authentication round trip, and the route's statement
+ * confirms what the authentication decided on.
  * Spec: Authentication 3 ("a revocation takes effect at once") and every refusal a full
  * authentication gives must hold exactly as before: these tests change each fact the
  * authentication rests on between two posts and check the answer and that nothing was written.
@@ -53,14 +54,16 @@ async function remembered(opts: { expiresAt?: Date } = {}): Promise<Remembered> 
 }
 
 describe('the round trips', () => {
-  test('ONE query (the post statement) once the credential posted in that account; other routes and a post with an Idempotency-Key authenticate in full', async () => {
+  test('ONE query (the route\'s statement) for a post or a page of messages once the credential passed a full authentication on either in that account; other routes and a post with an Idempotency-Key authenticate in full', async () => {
     const a = await messagingAccount(h);
     const ch = await makeChannel(a.ownerApi);
     const first = (await queriesDuring(() => post(a.ownerApi, ch, { text: 'one' }))).filter((q) => !isWakeUp(q));
     expect(first[0]).toBe('auth_credential');
     const next = (await queriesDuring(() => post(a.ownerApi, ch, { text: 'two' }))).filter((q) => !isWakeUp(q));
     expect(next).toEqual(['post_message']);
-    const read = await queriesDuring(async () => expect((await a.ownerApi.get(`/channels/${ch}/messages`)).status).toBe(200));
+    const page = await queriesDuring(async () => expect((await a.ownerApi.get(`/channels/${ch}/messages`)).body.data).toHaveLength(2));
+    expect(page).toEqual(['messages_page']);
+    const read = await queriesDuring(async () => expect((await a.ownerApi.get(`/channels/${ch}`)).status).toBe(200));
     expect(read[0]).toBe('auth_credential');
     const keyed = await queriesDuring(async () =>
       expect((await a.ownerApi.post(`/channels/${ch}/messages`, { text: 'k' }).set('Idempotency-Key', '7d0b6f4e-2c7a-4d8e-9a51-3f1e2d4c5b6a')).status).toBe(201));
@@ -141,6 +144,20 @@ describe('Authentication 3 holds: what changed since the authentication was reme
     expect((await r.caller.post(`/channels/${r.ch}/messages`, { text: 'again' })).status).toBe(401);
     expect((await r.caller.get(`/channels/${r.ch}/messages`)).status).toBe(401);
     expect(await messagesIn(r.ch)).toBe(before);
+  });
+
+  test('a page of messages read from memory: revoked, 401 and no page; a changed role reads the page once, on a full authentication', async () => {
+    const r = await remembered();
+    const sent = await queriesDuring(async () => expect((await r.caller.get(`/channels/${r.ch}/messages`)).body.data).toHaveLength(2));
+    expect(fullAuthentications(sent)).toBe(0);
+    await db().transaction((tx) => setMemberRole(tx, { accountId: r.a.accountId, userId: r.userId, role: 'member' }));
+    const changed = await queriesDuring(async () => expect((await r.caller.get(`/channels/${r.ch}/messages`)).body.data).toHaveLength(2));
+    expect(changed.filter((q) => q === 'messages_page')).toHaveLength(2);
+    expect(fullAuthentications(changed)).toBe(1);
+    await db().transaction((tx) => revokeCredential(tx, { accountId: r.a.accountId, credentialId: r.credentialId }));
+    const res = await r.caller.get(`/channels/${r.ch}/messages`);
+    expect(res.status).toBe(401);
+    expect(res.body.data).toBeUndefined();
   });
 
   test('expired by the application clock: 401, nothing written', async () => {

@@ -2,13 +2,14 @@ import { rememberBounded } from '../bounded-memo';
 import type { CredentialAuth } from './credentials';
 
 /**
- * A credential's authentication in one account, remembered by this process once a post of its
- * passed a full authentication, so that its next posts need no authentication round trip
- * (docs/api.md "Authentication of a post"; docs/performance.md 'The post path').
+ * A credential's authentication in one account, remembered by this process once a request to a
+ * route served from memory (a message post, a page of messages) passed a full authentication, so
+ * that its next ones need no authentication round trip (docs/api.md "Authentication from memory";
+ * docs/performance.md 'The post path').
  *
- * Remembering decides nothing on its own: a post that used a remembered authentication writes
- * only if its post statement finds, in the same snapshot as its write, that everything the
- * authentication decided on still holds (`AuthenticationToConfirm`); any other answer to such a
+ * Remembering decides nothing on its own: a request that used a remembered authentication writes
+ * or reads only if its route's statement finds, in the same snapshot, that everything the
+ * authentication decided on still holds (`authenticationConfirmedSql`); any other answer to such a
  * request is given only after a full authentication (apps/api http/remembered-auth.ts). So a
  * revocation, an expiry, a role change or an account's new state takes effect at once, as with
  * a full authentication on every call.
@@ -42,7 +43,7 @@ export function forgetAuthentications(): void {
 }
 
 /**
- * What a post statement checks before it writes, for a post authenticated from memory: the
+ * What a route's statement checks before it writes or reads, for a request authenticated from memory: the
  * credential is neither revoked nor expired at `now` (the application's clock, as a full
  * authentication checks it), and the person's seat (role and identity) and the account (state and
  * plan) are what the authentication decided on. Credentials' other fields never change.
@@ -54,6 +55,27 @@ export interface AuthenticationToConfirm {
   identityId: string;
   state: string;
   plan: string;
+}
+
+/**
+ * The check of an `AuthenticationToConfirm`, as a boolean SQL expression for the one statement of
+ * a route served from memory: `$<first>`..`$<first+5>` are `confirmParams`'s six values (the
+ * credential null: nothing to confirm, true), `account` the account's parameter.
+ */
+export function authenticationConfirmedSql(first: number, account: string): string {
+  const [cred, now, role, identity, state, plan] = [0, 1, 2, 3, 4, 5].map((i) => `$${first + i}`);
+  return `(${cred}::text IS NULL OR EXISTS (
+      SELECT 1
+        FROM credentials c
+        JOIN members m ON m.account_id = ${account} AND m.user_id = c.user_id
+        JOIN accounts a ON a.id = ${account}
+       WHERE c.id = ${cred}::text AND c.revoked_at IS NULL AND (c.expires_at IS NULL OR c.expires_at > ${now}::timestamptz)
+         AND m.role = ${role}::text AND m.identity_id = ${identity}::text AND a.state = ${state}::text AND a.plan = ${plan}::text))`;
+}
+
+/** The six parameters `authenticationConfirmedSql` reads, in its order (all null: none to confirm). */
+export function confirmParams(c: AuthenticationToConfirm | undefined): unknown[] {
+  return c ? [c.credentialId, c.now, c.role, c.identityId, c.state, c.plan] : [null, null, null, null, null, null];
 }
 
 export function authenticationToConfirm(entry: RememberedAuthentication, now: Date): AuthenticationToConfirm {
@@ -68,7 +90,7 @@ export function authenticationToConfirm(entry: RememberedAuthentication, now: Da
   };
 }
 
-/** Thrown by a post whose statement found the remembered authentication no longer holds: nothing was written. */
+/** Thrown by a route whose statement found the remembered authentication no longer holds: it wrote and answered nothing. */
 export class AuthenticationNotConfirmed extends Error {
   constructor() {
     super('the remembered authentication no longer holds');

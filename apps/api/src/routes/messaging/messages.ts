@@ -6,7 +6,7 @@ import { creatingAtomic } from '../../http/create';
 import { listRequest, sendPage } from '../../http/lists';
 import { mcpSessionOf } from '../../http/mcp-session';
 import { actorOf, depsOf, locals } from '../../http/locals';
-import { postConfirmingAuthentication } from '../../http/remembered-auth';
+import { runConfirmingAuthentication } from '../../http/remembered-auth';
 import type { HandlerMap } from '../handlers';
 import { ifMatchVersion, parseTs, tsKeyset } from './params';
 
@@ -19,9 +19,10 @@ export const messageHandlers = {
     const channelId = locals(res).valid.params.channelId as string;
     const list = `messages:${channelId}`;
     const page = listRequest<unknown>(req, res, list);
-    const rows = await listMessages(depsOf(req).database.db, {
-      actor: actorOf(res), channelId, page: { limit: page.limit, after: tsKeyset(page.after) },
-    });
+    // A read authenticated from memory confirms that authentication in its statement (remembered-auth.ts).
+    const rows = await runConfirmingAuthentication(req, res, actorOf(res), (actor, confirm) => listMessages(depsOf(req).database.db, {
+      actor, channelId, page: { limit: page.limit, after: tsKeyset(page.after) }, confirm,
+    }));
     sendPage(req, res, list, rows, page.limit, (v: MessageView) => v, messageKeyset);
   },
 
@@ -30,7 +31,7 @@ export const messageHandlers = {
   // A post authenticated from memory confirms that authentication in its statement (remembered-auth.ts).
   postMessage: creatingAtomic(async ({ db, deps, actor, body, params, req }) => {
     const threadTsMicros = body.thread_ts === undefined ? undefined : parseTs(body.thread_ts, 'thread_ts');
-    const row = await postConfirmingAuthentication(req, req.res!, actor, (poster, confirm) => postMessage(db, {
+    const row = await runConfirmingAuthentication(req, req.res!, actor, (poster, confirm) => postMessage(db, {
       actor: poster,
       channelId: params.channelId,
       text: body.text,

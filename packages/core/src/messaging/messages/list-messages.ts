@@ -1,4 +1,5 @@
 import { and, asc, eq, gt, isNull, messages, or, runStatement, statement, type Executor } from '@teamchat/db';
+import { AuthenticationNotConfirmed, authenticationConfirmedSql, confirmParams, type AuthenticationToConfirm } from '../../auth/remembered-authentications';
 import { errors } from '../../errors';
 import type { Actor } from '../../principal';
 import { loadChannel } from '../access';
@@ -32,16 +33,20 @@ const ISO_SQL = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD
  * The whole read in ONE round trip (docs/performance.md) and one row: the channel of the account, whether
  * the caller is a member, and — only if so — a page of thread roots, newest first, before $4
  * (the cursor's ts; none = from the newest), each with its reactions grouped per emoji in order
- * of the first reaction. No row: no such channel. `member` false: not readable.
+ * of the first reaction. Always one row: `authenticated` false when a remembered authentication
+ * ($6-$11, remembered-authentications.ts; all null: none) no longer holds, and then nothing else
+ * is read; `kind` null: no such channel; `member` false: not readable.
  */
-const messagesPage = statement<{ kind: string; member: boolean; page: PageTuple[] | null }>('messages_page', `
-  WITH ch AS (
+const messagesPage = statement<{ authenticated: boolean; kind: string | null; member: boolean | null; page: PageTuple[] | null }>('messages_page', `
+  WITH auth AS (
+    SELECT ${authenticationConfirmedSql(6, '$2::text')} AS ok
+  ), ch AS (
     SELECT c.id, c.kind,
            EXISTS (SELECT 1 FROM channel_members cm WHERE cm.channel_id = c.id AND cm.identity_id = $3) AS member
       FROM channels c
-     WHERE c.id = $1 AND c.account_id = $2
+     WHERE c.id = $1 AND c.account_id = $2 AND (SELECT ok FROM auth)
   )
-  SELECT ch.kind, ch.member,
+  SELECT (SELECT ok FROM auth) AS authenticated, ch.kind, ch.member,
          (SELECT json_agg(json_build_array(
                    ${TS_SQL('p.ts_micros')}, p.author_identity_id, p.text, p.attachments, p.links,
                    CASE WHEN p.thread_ts_micros IS NULL THEN NULL ELSE ${TS_SQL('p.thread_ts_micros')} END,
@@ -59,7 +64,7 @@ const messagesPage = statement<{ kind: string; member: boolean; page: PageTuple[
                      AND m.ts_micros < COALESCE($4::bigint, 9223372036854775807)
                    ORDER BY m.ts_micros DESC
                    LIMIT $5) p) AS page
-    FROM ch`);
+    FROM (VALUES (1)) AS one (x) LEFT JOIN ch ON true`);
 
 /**
  * A channel's messages, newest first, keyset on ts (thread replies are read through their
@@ -70,13 +75,19 @@ const messagesPage = statement<{ kind: string; member: boolean; page: PageTuple[
  */
 export async function listMessages(
   db: Executor,
-  input: { actor: Actor; channelId: string; page: { limit: number; after: bigint | null } },
+  input: {
+    actor: Actor; channelId: string; page: { limit: number; after: bigint | null };
+    /** a read authenticated from memory: what its statement must find still true (remembered-authentications.ts) */
+    confirm?: AuthenticationToConfirm;
+  },
 ): Promise<MessageView[]> {
   const { actor, channelId, page } = input;
   const [row] = await runStatement(db, messagesPage, [
     channelId, actor.accountId, actor.identityId, page.after === null ? null : page.after.toString(), page.limit + 1,
+    ...confirmParams(input.confirm),
   ]);
-  if (!row) throw errors.notFound('channel');
+  if (!row.authenticated) throw new AuthenticationNotConfirmed();
+  if (row.kind === null) throw errors.notFound('channel');
   if (!row.member) throw row.kind === 'dm' ? errors.notFound('channel') : errors.notAMember('channel');
   return (row.page ?? []).map((t) => messageView({
     ts: t[0], channelId, author: t[1], text: t[2], attachments: t[3], links: t[4], threadTs: t[5], replyCount: t[6],

@@ -1,4 +1,5 @@
 import { statement } from '@teamchat/db';
+import { authenticationConfirmedSql } from '../../auth/remembered-authentications';
 
 /**
  * The two named statements of a post (docs/performance.md, 'The post path'; see post-message.ts for how they are used).
@@ -85,14 +86,7 @@ export interface PostWritten {
  */
 export const postWrite = statement<PostWritten>('post_message', `
   WITH auth AS (
-    SELECT $13::text IS NULL OR EXISTS (
-      SELECT 1
-        FROM credentials c
-        JOIN members m ON m.account_id = $2::text AND m.user_id = c.user_id
-        JOIN accounts a ON a.id = $2::text
-       WHERE c.id = $13::text AND c.revoked_at IS NULL AND (c.expires_at IS NULL OR c.expires_at > $14::timestamptz)
-         AND m.role = $15::text AND m.identity_id = $16::text AND a.state = $17::text AND a.plan = $18::text
-    ) AS ok
+    SELECT ${authenticationConfirmedSql(13, '$2::text')} AS ok
   ), ch AS (
     UPDATE channels
        SET last_ts_micros = GREATEST(last_ts_micros + 1, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint)

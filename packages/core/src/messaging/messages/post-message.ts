@@ -1,5 +1,5 @@
 import { runStatement, type Executor } from '@teamchat/db';
-import { AuthenticationNotConfirmed, type AuthenticationToConfirm } from '../../auth/remembered-authentications';
+import { AuthenticationNotConfirmed, confirmParams, type AuthenticationToConfirm } from '../../auth/remembered-authentications';
 import { errors } from '../../errors';
 import { resolveAttachments } from '../../files/attachments';
 import type { Actor } from '../../principal';
@@ -132,11 +132,6 @@ export async function postMessage(ex: Executor, input: PostMessageInput): Promis
     session: out.session,
     createdAt: out.created_at as Date,
   };
-}
-
-/** post_message's $13-$18. */
-function confirmParams(c: AuthenticationToConfirm | undefined): unknown[] {
-  return c ? [c.credentialId, c.now, c.role, c.identityId, c.state, c.plan] : [null, null, null, null, null, null];
 }
 
 export { forgetPostFacts } from './post-facts-cache';
