@@ -41,7 +41,7 @@ export async function authenticateApiHost(req: Request, res: Response, next: Nex
   if (tokenKind(token) === 'web_session') throw wrongHost('web', deps.config.publicWebUrl);
   const secretHash = hashSecret(token);
   const accountId = accountIdInPath(req);
-  // A message post may be authenticated from memory, confirmed by its own statement.
+  // A message post or a page of messages may be authenticated from memory, confirmed by its own statement.
   if (authenticateFromMemory(req, res, secretHash, accountId)) return next();
   // One round trip: the credential, and the caller's seat in the account of the path (if any).
   const found = await authenticateSecretHash(deps.database.db, secretHash, deps.now(), accountId);
