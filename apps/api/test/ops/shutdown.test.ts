@@ -12,11 +12,21 @@ afterEach(() => {
   for (const s of running.splice(0)) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
 });
 
+/**
+ * An API process, once ready: the tests below need their slow request to be in the server when
+ * the signal comes, and while the warm-up runs (right after 'listening', longer on a loaded
+ * machine) the request may not have been read yet, so the HTTP step would find nothing in flight.
+ */
 async function startApi(): Promise<{ svc: Service; api: number; web: number; ops: number }> {
   const svc = startService('apps/api/src/server.ts', serviceEnv());
   running.push(svc);
   const line = await svc.waitFor((l) => l.message === 'listening', 40_000);
-  return { svc, api: line.api_port as number, web: line.web_port as number, ops: line.ops_port as number };
+  const ops = line.ops_port as number;
+  for (let i = 0; (await fetch(`http://127.0.0.1:${ops}/readyz`)).status !== 200; i++) {
+    if (i > 400) throw new Error('the API did not become ready');
+    await sleep(50);
+  }
+  return { svc, api: line.api_port as number, web: line.web_port as number, ops };
 }
 
 /**
