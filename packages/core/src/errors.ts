@@ -47,6 +47,8 @@ export const errors = {
   notFound: (what = 'resource') => new AppError('not_found', `The ${what} was not found.`),
   unauthorized: (message = 'A valid credential is required.', extras: ErrorExtras = {}) =>
     new AppError('unauthorized', message, extras),
+  /** 401 for a bearer credential that is unknown, expired or revoked (spec: Authentication 3); every host and the MCP server. */
+  credentialRefused: () => new AppError('unauthorized', 'The credential is unknown, expired or revoked.'),
   notAMember: (what = 'account') => new AppError('not_a_member', `You are not a member of this ${what}.`),
   /** 401, reason wrong_host, naming the host to use (spec: Hosts rule 4); used by the API hosts and the MCP server. */
   wrongHost: (useHost: 'api' | 'web', url: string) =>

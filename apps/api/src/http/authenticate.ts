@@ -45,7 +45,7 @@ export async function authenticateApiHost(req: Request, res: Response, next: Nex
   if (authenticateFromMemory(req, res, secretHash, accountId)) return next();
   // One round trip: the credential, and the caller's seat in the account of the path (if any).
   const found = await authenticateSecretHash(deps.database.db, secretHash, deps.now(), accountId);
-  if (!found) throw errors.unauthorized('The credential is unknown, expired or revoked.');
+  if (!found) throw errors.credentialRefused();
   locals(res).principal = found.principal;
   locals(res).membership = found.membership;
   next();

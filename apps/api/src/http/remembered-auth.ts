@@ -22,19 +22,22 @@ import { depsOf, locals } from './locals';
  * - every other route authenticates in full before it runs (`confirmBeforeRoute`).
  */
 
-const MESSAGES_PATH = /^\/accounts\/acct_[a-z0-9]{1,64}\/channels\/[^/]+\/messages\/?$/i;
-const scopeOf = (id: string) => (ROUTES as readonly RouteDeclaration[]).find((r) => r.id === id)!.scope!;
+/** The routes served from memory, by id: the router lets only these skip `confirmBeforeRoute`. */
+export const ROUTES_FROM_MEMORY: ReadonlySet<string> = new Set(['postMessage', 'listMessages']);
 
-/** The routes served from memory: their ids (the router lets only these skip `confirmBeforeRoute`), method, path and scope. */
-const FROM_MEMORY = [
-  { id: 'postMessage', method: 'POST', path: MESSAGES_PATH, scope: scopeOf('postMessage') },
-  { id: 'listMessages', method: 'GET', path: MESSAGES_PATH, scope: scopeOf('listMessages') },
-] as const;
-export const ROUTES_FROM_MEMORY: ReadonlySet<string> = new Set(FROM_MEMORY.map((r) => r.id));
+/**
+ * Their method, scope and path, from their declarations (packages/contract): the path as the
+ * router matches it (each `{param}` one segment, a trailing slash allowed, any case).
+ */
+const FROM_MEMORY = (ROUTES as readonly RouteDeclaration[]).filter((r) => ROUTES_FROM_MEMORY.has(r.id)).map((r) => ({
+  method: r.method,
+  scope: r.scope!,
+  path: new RegExp(`^${r.path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`, 'i'),
+}));
 
 /** The route of this request if it may be authenticated from memory (a post only without an Idempotency-Key). */
-function routeFromMemory(req: Request, accountId: string | undefined): (typeof FROM_MEMORY)[number] | undefined {
-  if (accountId === undefined || (req.method === 'POST' && req.get('idempotency-key') !== undefined)) return undefined;
+function routeFromMemory(req: Request): (typeof FROM_MEMORY)[number] | undefined {
+  if (req.method === 'POST' && req.get('idempotency-key') !== undefined) return undefined;
   return FROM_MEMORY.find((r) => r.method === req.method && r.path.test(req.path));
 }
 
@@ -43,8 +46,9 @@ function routeFromMemory(req: Request, accountId: string | undefined): (typeof F
  * authenticated from memory (still to be confirmed); false to authenticate in full.
  */
 export function authenticateFromMemory(req: Request, res: Response, secretHash: string, accountId: string | undefined): boolean {
-  const route = routeFromMemory(req, accountId);
-  if (!route || accountId === undefined) return false;
+  if (accountId === undefined) return false;
+  const route = routeFromMemory(req);
+  if (!route) return false;
   const l = locals(res);
   l.rememberable = { secretHash, accountId, scope: route.scope };
   const entry = rememberedAuthentication(secretHash, accountId);
@@ -70,7 +74,7 @@ async function authenticateInFull(req: Request, res: Response, scope: string | u
   const deps = depsOf(req);
   const found = await authenticateSecretHash(deps.database.db, secretHash, deps.now(), accountId);
   forgetAuthentication(secretHash, accountId);
-  if (!found) throw errors.unauthorized('The credential is unknown, expired or revoked.');
+  if (!found) throw errors.credentialRefused();
   l.principal = found.principal;
   l.membership = found.membership;
   enterAccount(req, res, actorFromMembership(found.principal, found.membership!, l.requestId));

@@ -81,6 +81,22 @@ describe('the round trips', () => {
     }
   });
 
+  test('a read-only key remembered through a read: its post is refused read_only_credential after a full authentication, nothing written', async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
+    const caller = callerFor(h, a.accountId, await newKey(h, a.accountId, a.owner.email, [], { readOnly: true }), a.owner.identityId, a.owner.email);
+    expect((await caller.get(`/channels/${ch}/messages`)).status).toBe(200);
+    expect(fullAuthentications(await queriesDuring(async () => expect((await caller.get(`/channels/${ch}/messages`)).status).toBe(200)))).toBe(0);
+    const sent = await queriesDuring(async () => {
+      const res = await caller.post(`/channels/${ch}/messages`, { text: 'x' });
+      expect(res.status).toBe(403);
+      expect(res.body.error.reason).toBe('read_only_credential');
+    });
+    expect(fullAuthentications(sent)).toBe(1);
+    expect(sent).not.toContain('post_message');
+    expect(await messagesIn(ch)).toBe(0);
+  });
+
   test('a post refused by authentication\'s own checks is not remembered: a read-only key is refused by a full authentication each time', async () => {
     const a = await messagingAccount(h);
     const ch = await makeChannel(a.ownerApi);
@@ -158,6 +174,22 @@ describe('Authentication 3 holds: what changed since the authentication was reme
     const res = await r.caller.get(`/channels/${r.ch}/messages`);
     expect(res.status).toBe(401);
     expect(res.body.data).toBeUndefined();
+  });
+
+  test('last_used_at is still stamped at most once a minute by posts served from memory', async () => {
+    const r = await remembered();
+    const stamp = async () => (await db().select({ at: credentials.lastUsedAt }).from(credentials).where(eq(credentials.id, r.credentialId)))[0].at;
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 100)); // the stamp is written off the request's path
+    await settle();
+    const first = await stamp();
+    expect(first).not.toBeNull();
+    await post(r.caller, r.ch, { text: 'within the minute' });
+    await settle();
+    expect(await stamp()).toEqual(first);
+    h.clock.advance(2 * 60_000);
+    const sent = await queriesDuring(async () => { await post(r.caller, r.ch, { text: 'two minutes later' }); await settle(); });
+    expect(fullAuthentications(sent)).toBe(0);
+    expect((await stamp())!.getTime()).toBe(h.clock.now.getTime());
   });
 
   test('expired by the application clock: 401, nothing written', async () => {

@@ -26,7 +26,7 @@ export async function authenticate(req: IncomingMessage, deps: Deps): Promise<Au
   const token = m[1];
   if (tokenKind(token) === 'web_session') throw errors.wrongHost('web', deps.config.publicWebUrl);
   const principal = await authenticateCredential(deps.database.db, token, deps.now());
-  if (!principal || !principal.accountId) throw errors.unauthorized('The credential is unknown, expired or revoked.');
+  if (!principal || !principal.accountId) throw errors.credentialRefused();
   // The credential's role-adjusted scopes (what tools/list shows) and the seat's plan (the session cap).
   const { actor, account } = await resolveActor(deps.database.db, principal, principal.accountId);
   return { token, actor, account };
