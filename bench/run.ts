@@ -12,6 +12,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { runMigrations } from '@teamchat/db';
+import { describeProbe, probeHost } from './support/host-probe';
 
 export interface BenchContext {
   /** a freshly migrated database for this bench run */
@@ -78,7 +79,9 @@ async function main(): Promise<void> {
     const postgres = await postgresSettings(admin);
     console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`);
     console.log(`postgres: ${Object.entries(postgres).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-    const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? '', memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadavg: os.loadavg().map((x) => Number(x.toFixed(2))), postgres };
+    const probe = await probeHost();
+    console.log(`host: ${describeProbe(probe)}`);
+    const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? '', memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadavg: os.loadavg().map((x) => Number(x.toFixed(2))), postgres, probe };
     const startedAt = new Date().toISOString();
     const results: Array<{ file: string } & BenchResult> = [];
     for (const [i, file] of files.entries()) {

@@ -191,6 +191,11 @@ export default async function webhooksBench(ctx: BenchContext): Promise<BenchRes
           line(`  the API post itself (send → 2xx), ${r1(measured.size / DURATION_S)} posts/s`, eventsPerS, apiLat),
           line(`  baseline: raw undici POST round trip to the receiver, ${rate}/s`, rawLat.length / rawS, rawLat),
         );
+        if (s1.queries) {
+          console.log(`worker queries per delivery at ${rate} events/s:`);
+          const before = s0.queries ?? {};
+          for (const [q, n] of Object.entries(s1.queries).map(([q, n]) => [q, n - (before[q] ?? 0)] as const).sort((a, b) => b[1] - a[1])) if (n > 0) console.log(`  ${per(n).toFixed(2)}  ${q}`);
+        }
         if (run.errors || run.late) notes.push(`latency at ${rate}/s: ${run.errors} posts failed, ${run.late} not sent (over ${MAX_OUTSTANDING} posts outstanding: the API did not keep up)`);
         const label = `1 worker, ${r1(eventsPerS)} events/s committed (offered ${rate})`;
         const key = rate === RATE ? '' : `_at_${rate}`;

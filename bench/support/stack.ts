@@ -96,11 +96,13 @@ export async function startStack(mode: StackMode, opts: { databaseUrl: string; r
   if (mode === 'npm-start') {
     spawnNode(['--import', 'tsx', 'scripts/start.ts']);
   } else {
+    // BENCH_CPU_PROF=<dir> profiles the compiled row's API and worker (`node --cpu-prof`).
+    const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
     const dist = ['--conditions=teamchat-dist'];
     execFileSync(process.execPath, [...dist, 'packages/db/dist/migrate-cli.js'], { cwd: ROOT, env, stdio: ['ignore', log, log] });
-    spawnNode([...dist, 'apps/api/dist/server.js']);
+    spawnNode([...prof, ...dist, 'apps/api/dist/server.js']);
     spawnNode([...dist, 'apps/mcp/dist/server.js']);
-    spawnNode([...dist, 'apps/worker/dist/main.js']);
+    spawnNode([...prof, ...dist, 'apps/worker/dist/main.js']);
   }
   const alive = () => children.every((c) => c.exitCode === null && c.signalCode === null);
   const killAll = () => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL'); };
