@@ -372,8 +372,10 @@ export class Dispatcher {
    * asks are paused, nor of an endpoint that is being probed (RecentAnswers). Beyond the free
    * slots, rows of an endpoint whose last answer was quick are claimed too, as CLAIMED AHEAD
    * (ClaimsAhead, where submit puts every row claimed at the write): up to CLAIMS_AHEAD_PER_SLOT
-   * times the share, less the rows of the account claimed ahead already and those reserved, so a
-   * burst larger than the account's slots waits for them without a claim statement each. The rows chosen
+   * times the share, less the rows of the account claimed ahead already and those reserved, and
+   * only while fewer than that many rows wait before it in the lane, so a burst larger than the
+   * account's slots waits for them without a claim statement each, and a row behind a queue
+   * leaves the claims ahead to the rows at its head (claimNext). The rows chosen
    * stay RESERVED until `release` (call it once the write's rows are submitted, or the write
    * failed), so fan-outs running side by side never claim more than the free slots between them.
    * A row so claimed that then waits past CLAIM_AHEAD_FRESH_MS is claimed and read again like any other.
@@ -384,8 +386,12 @@ export class Dispatcher {
     if (!this.closing) {
       let room = this.maxInFlight - this.inFlight;
       const now = Date.now();
-      /** per account: slots free here, and rows it may still have claimed ahead (ClaimsAhead) */
-      const budgets = new Map<string, { slots: number; ahead: number }>();
+      /**
+       * per account: slots free here, rows it may still have claimed ahead (ClaimsAhead), and
+       * rows that would be ahead of the next one in its lane (its waiting rows, those reserved
+       * by fan-outs under way, and those this write claims ahead)
+       */
+      const budgets = new Map<string, { slots: number; ahead: number; queued: number; reach: number }>();
       for (const r of rows) {
         if (this.answers.isFailing(r.endpointId)) continue;
         let b = budgets.get(r.accountId);
@@ -396,16 +402,22 @@ export class Dispatcher {
           b = {
             slots: (lane?.freeSlots(now) ?? FIRST_SHARE) - reserved,
             ahead: lane && lane.pausedUntil > now ? 0 : CLAIMS_AHEAD_PER_SLOT * share - this.ahead.countOf(r.accountId) - reserved,
+            queued: (lane?.size ?? 0) + reserved,
+            reach: CLAIMS_AHEAD_PER_SLOT * share,
           };
           budgets.set(r.accountId, b);
         }
         if (b.slots > 0 && room > 0) {
           b.slots -= 1;
           room -= 1;
-        } else if (b.ahead > 0 && this.answers.isQuick(r.endpointId)) {
-          // No slot now, but the endpoint answers quickly: claimed at the write all the same, and
-          // held as claimed ahead (sent on this read if its slot comes while it is fresh).
+        } else if (b.ahead > 0 && b.queued < b.reach && this.answers.isQuick(r.endpointId)) {
+          // No slot now, but the endpoint answers quickly and the row is among the next ones its
+          // slots will take: claimed at the write all the same, and held as claimed ahead (sent
+          // on this read if its slot comes while it is fresh). A row behind a longer queue is
+          // not: it would wait past CLAIM_AHEAD_FRESH_MS (and be claimed again in its slot), while
+          // holding a place the rows at the head of the lane need to be claimed ahead.
           b.ahead -= 1;
+          b.queued += 1;
         } else continue;
         taken.set(r.accountId, (taken.get(r.accountId) ?? 0) + 1);
         ids.add(r.id);

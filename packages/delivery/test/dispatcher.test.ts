@@ -613,6 +613,42 @@ test('a dispatcher claims ahead only for an endpoint whose last answer was quick
   }
 });
 
+test('a fan-out\'s write claims ahead only rows within CLAIMS_AHEAD_PER_SLOT times the share of the head of their lane: behind a longer queue a row is left unclaimed, and the rows at the head stay claimed ahead', async () => {
+  const rx = await startReceiver();
+  const a = await messagingAccount(h);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: rx.url('/queued'), events: ['message.posted'] });
+  const outcomes: AttemptOutcome[] = [];
+  const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o));
+  const ahead = (d as unknown as { ahead: ClaimsAhead }).ahead;
+  try {
+    // A quick answer: the endpoint is known quick.
+    d.submit(await pendingRows(a.accountId, ep.id, 1));
+    await eventually(async () => outcomes.length === 1 && d.stats().inFlight === 0, 10_000, 'the quick answer recorded');
+    // Then its receiver holds its answers: four rows on the wire, the next eight claimed ahead,
+    // and twelve more waiting in the lane: a queue longer than twice the share.
+    rx.fallback = { hang: true };
+    d.submit(await pendingRows(a.accountId, ep.id, 24));
+    await eventually(async () => rx.inFlight === 4 && ahead.countOf(a.accountId) === CLAIMS_AHEAD_PER_SLOT * 4, 10_000, 'four on the wire, eight claimed ahead');
+    // Two rows claimed ahead are taken out (their slots came): room under the account's budget,
+    // but a new row would wait behind twenty: claimed at the write it would be stale long before
+    // its slot came, and hold a place the rows at the head need.
+    for (const id of (await pendingIdsClaimed(ep.id)).filter((i) => ahead.has(i)).slice(0, 2)) ahead.take(id);
+    expect(ahead.countOf(a.accountId)).toBe(CLAIMS_AHEAD_PER_SLOT * 4 - 2);
+    const picked = d.claimable([{ id: 'delivery_queued_a', accountId: a.accountId, endpointId: ep.id }, { id: 'delivery_queued_b', accountId: a.accountId, endpointId: ep.id }]);
+    expect(picked.ids.size).toBe(0);
+    picked.release();
+  } finally {
+    rx.fallback = { status: 200 };
+    await d.close();
+    await rx.close();
+  }
+});
+
+/** Open rows of the endpoint under a claim and not yet attempted (on the wire, or claimed ahead). */
+async function pendingIdsClaimed(endpointId: string): Promise<string[]> {
+  return (await deliveriesOf(h, endpointId)).filter((r) => r.status === 'pending' && r.claimedUntil !== null && r.attemptedAt === null).map((r) => r.id);
+}
+
 /** A fan-out of `eventIds` as the engine makes it (fanout-worker.ts): the rows `d` would give a slot at once claimed in the write. */
 async function fanOutClaiming(d: Dispatcher, eventIds: string[]) {
   const plan = await planFanOut(h.deps, eventIds);
