@@ -632,7 +632,7 @@ test('a fan-out\'s write claims ahead only rows within CLAIMS_AHEAD_PER_SLOT tim
     // Two rows claimed ahead are taken out (their slots came): room under the account's budget,
     // but a new row would wait behind twenty: claimed at the write it would be stale long before
     // its slot came, and hold a place the rows at the head need.
-    for (const id of (await pendingIdsClaimed(ep.id)).filter((i) => ahead.has(i)).slice(0, 2)) ahead.take(id);
+    for (const id of (await pendingIdsClaimed(ep.id)).filter((i) => ahead.has(i)).slice(0, 2)) void ahead.take(id);
     expect(ahead.countOf(a.accountId)).toBe(CLAIMS_AHEAD_PER_SLOT * 4 - 2);
     const picked = d.claimable([{ id: 'delivery_queued_a', accountId: a.accountId, endpointId: ep.id }, { id: 'delivery_queued_b', accountId: a.accountId, endpointId: ep.id }]);
     expect(picked.ids.size).toBe(0);
