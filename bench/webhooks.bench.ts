@@ -191,11 +191,7 @@ export default async function webhooksBench(ctx: BenchContext): Promise<BenchRes
           line(`  the API post itself (send → 2xx), ${r1(measured.size / DURATION_S)} posts/s`, eventsPerS, apiLat),
           line(`  baseline: raw undici POST round trip to the receiver, ${rate}/s`, rawLat.length / rawS, rawLat),
         );
-        if (s1.queries) {
-          console.log(`worker queries per delivery at ${rate} events/s:`);
-          const before = s0.queries ?? {};
-          for (const [q, n] of Object.entries(s1.queries).map(([q, n]) => [q, n - (before[q] ?? 0)] as const).sort((a, b) => b[1] - a[1])) if (n > 0) console.log(`  ${per(n).toFixed(2)}  ${q}`);
-        }
+        if (s1.queries) printQueriesPerDelivery(`at ${rate} events/s`, new Map(Object.entries(s0.queries ?? {})), new Map(Object.entries(s1.queries)), arrivals.length);
         if (run.errors || run.late) notes.push(`latency at ${rate}/s: ${run.errors} posts failed, ${run.late} not sent (over ${MAX_OUTSTANDING} posts outstanding: the API did not keep up)`);
         const label = `1 worker, ${r1(eventsPerS)} events/s committed (offered ${rate})`;
         const key = rate === RATE ? '' : `_at_${rate}`;
@@ -251,10 +247,7 @@ export default async function webhooksBench(ctx: BenchContext): Promise<BenchRes
         const cpuPer = m0 && m1 ? (m1.cpu - m0.cpu) / between : NaN;
         const pgPer = m0 && m1 ? (m1.pg - m0.pg) / between : NaN;
         const redisPer = m0 && m1 ? (m1.redis - m0.redis) / between : NaN;
-        if (m0 && m1 && m1.queries.size) {
-          console.log(`worker queries per delivery, ${count} worker(s):`);
-          for (const [q, n] of [...m1.queries].map(([q, n]) => [q, n - (m0.queries.get(q) ?? 0)] as const).sort((a, b) => b[1] - a[1])) console.log(`  ${(n / between).toFixed(2)}  ${q}`);
-        }
+        if (m0 && m1 && m1.queries.size) printQueriesPerDelivery(`${count} worker(s)`, m0.queries, m1.queries, between);
         const dup = arrivals.length - new Set(arrivals.map((a) => a.eventId)).size;
         if (count === 1) one = rps;
         rows.push({ measure: `webhook deliveries, ${count} worker process${count > 1 ? 'es' : ''}`, 'deliveries/s': Math.round(rps), '% of raw': r1((100 * rps) / rawRun.rps), 'scaling vs 1 worker': one ? Number((rps / one).toFixed(2)) : '', 'CPU µs/delivery': Math.round(cpuPer), 'PG rt/delivery': r1(pgPer), 'Redis cmd/delivery': r1(redisPer), n: arrivals.length, dup });
@@ -284,4 +277,11 @@ export default async function webhooksBench(ctx: BenchContext): Promise<BenchRes
     await receiver.close();
     await deps.close();
   }
+}
+
+/** BENCH_QUERY_LOG=1: each query text sent by the workers between two marks, per delivery, most frequent first. */
+function printQueriesPerDelivery(label: string, before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>, deliveries: number): void {
+  console.log(`worker queries per delivery, ${label}:`);
+  const sent = [...after].map(([q, n]) => [q, n - (before.get(q) ?? 0)] as const).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
+  for (const [q, n] of sent) console.log(`  ${(n / Math.max(1, deliveries)).toFixed(2)}  ${q}`);
 }

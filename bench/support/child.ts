@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { BenchContext } from '../run';
+import { profArgs } from './processes';
 import type { SeedResult, ServerReady, StatsSnapshot, ToServer } from './protocol';
 
 /**
@@ -21,9 +22,8 @@ export interface BenchServer {
 }
 
 export async function startServer(ctx: BenchContext): Promise<BenchServer> {
-  const prof = process.env.BENCH_CPU_PROF;
   const child: ChildProcess = fork(path.join(__dirname, 'server.ts'), [], {
-    execArgv: [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), '--import', 'tsx'],
+    execArgv: [...profArgs(), '--import', 'tsx'],
     env: { ...process.env, BENCH_DATABASE_URL: ctx.databaseUrl, BENCH_REDIS_URL: ctx.redisUrl },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

@@ -49,7 +49,8 @@ function rpc(child: ChildProcess): Rpc & { first: Promise<unknown> } {
   };
 }
 
-const profArgs = () => (process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
+/** BENCH_CPU_PROF=<dir>: node's arguments that profile a process of the bench (`node --cpu-prof`). */
+export const profArgs = () => (process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
 
 export interface ReceiverProcess extends Rpc {
   port: number;

@@ -4,6 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { profArgs } from './processes';
 
 /**
  * The service started the way users start it, for the benches that measure what users get
@@ -96,8 +97,8 @@ export async function startStack(mode: StackMode, opts: { databaseUrl: string; r
   if (mode === 'npm-start') {
     spawnNode(['--import', 'tsx', 'scripts/start.ts']);
   } else {
-    // BENCH_CPU_PROF=<dir> profiles the compiled row's API and worker (`node --cpu-prof`).
-    const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+    // BENCH_CPU_PROF=<dir> profiles the compiled row's API and worker.
+    const prof = profArgs();
     const dist = ['--conditions=teamchat-dist'];
     execFileSync(process.execPath, [...dist, 'packages/db/dist/migrate-cli.js'], { cwd: ROOT, env, stdio: ['ignore', log, log] });
     spawnNode([...prof, ...dist, 'apps/api/dist/server.js']);

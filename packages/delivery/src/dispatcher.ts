@@ -386,12 +386,8 @@ export class Dispatcher {
     if (!this.closing) {
       let room = this.maxInFlight - this.inFlight;
       const now = Date.now();
-      /**
-       * per account: slots free here, rows it may still have claimed ahead (ClaimsAhead), and
-       * rows that would be ahead of the next one in its lane (its waiting rows, those reserved
-       * by fan-outs under way, and those this write claims ahead)
-       */
-      const budgets = new Map<string, { slots: number; ahead: number; queued: number; reach: number }>();
+      /** per account: slots free here, and rows it may still have claimed ahead (ClaimsAhead) */
+      const budgets = new Map<string, { slots: number; ahead: number }>();
       for (const r of rows) {
         if (this.answers.isFailing(r.endpointId)) continue;
         let b = budgets.get(r.accountId);
@@ -399,25 +395,26 @@ export class Dispatcher {
           const lane = this.lanes.get(r.accountId);
           const reserved = this.reserved.get(r.accountId) ?? 0;
           const share = lane?.shareKnown ? lane.share : FIRST_SHARE;
+          // Claimed ahead: up to CLAIMS_AHEAD_PER_SLOT times the share, counting the rows of the
+          // account claimed ahead already, or, when more rows wait in its lane, those rows (a row
+          // behind them would wait past CLAIM_AHEAD_FRESH_MS, and be claimed again in its slot,
+          // while holding a place the rows at the head of the lane need to be claimed ahead), and
+          // the rows other fan-outs under way have reserved.
+          const before = Math.max(this.ahead.countOf(r.accountId), lane?.size ?? 0) + reserved;
           b = {
             slots: (lane?.freeSlots(now) ?? FIRST_SHARE) - reserved,
-            ahead: lane && lane.pausedUntil > now ? 0 : CLAIMS_AHEAD_PER_SLOT * share - this.ahead.countOf(r.accountId) - reserved,
-            queued: (lane?.size ?? 0) + reserved,
-            reach: CLAIMS_AHEAD_PER_SLOT * share,
+            ahead: lane && lane.pausedUntil > now ? 0 : CLAIMS_AHEAD_PER_SLOT * share - before,
           };
           budgets.set(r.accountId, b);
         }
         if (b.slots > 0 && room > 0) {
           b.slots -= 1;
           room -= 1;
-        } else if (b.ahead > 0 && b.queued < b.reach && this.answers.isQuick(r.endpointId)) {
+        } else if (b.ahead > 0 && this.answers.isQuick(r.endpointId)) {
           // No slot now, but the endpoint answers quickly and the row is among the next ones its
           // slots will take: claimed at the write all the same, and held as claimed ahead (sent
-          // on this read if its slot comes while it is fresh). A row behind a longer queue is
-          // not: it would wait past CLAIM_AHEAD_FRESH_MS (and be claimed again in its slot), while
-          // holding a place the rows at the head of the lane need to be claimed ahead.
+          // on this read if its slot comes while it is fresh).
           b.ahead -= 1;
-          b.queued += 1;
         } else continue;
         taken.set(r.accountId, (taken.get(r.accountId) ?? 0) + 1);
         ids.add(r.id);
