@@ -22,7 +22,13 @@ import { depsOf, locals } from './locals';
  * - every other route authenticates in full before it runs (`confirmBeforeRoute`).
  */
 
-/** The routes served from memory, by id: the router lets only these skip `confirmBeforeRoute`. */
+/**
+ * The routes served from memory, by id: the router lets only these skip `confirmBeforeRoute`, so
+ * each one's handler must run its statement through runConfirmingAuthentication. A route added
+ * here needs its request in the test "every route served from memory confirms the authentication
+ * it remembered" (remembered-auth.test.ts), which fails until it is there and refuses it after a
+ * revocation.
+ */
 export const ROUTES_FROM_MEMORY: ReadonlySet<string> = new Set(['postMessage', 'listMessages']);
 
 /**

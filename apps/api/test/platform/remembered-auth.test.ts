@@ -12,6 +12,7 @@ import { credentials, eq, messages, sql } from '@teamchat/db';
 import request from 'supertest';
 import { addPerson, bearer, newAgent, newKey, signInWeb, startHarness, type Harness } from '../../../../test/support/harness';
 import { queriesDuring } from '../../../../test/support/round-trips';
+import { ROUTES_FROM_MEMORY } from '../../src/http/remembered-auth';
 import { addToChannel, callerFor, makeChannel, messagingAccount, post, type Caller, type MessagingAccount } from '../../../../test/support/messaging';
 
 let h: Harness;
@@ -273,5 +274,36 @@ describe('Authentication 3 holds: what changed since the authentication was reme
     expect(answers.every((s) => s === 201 || s === 401)).toBe(true);
     expect(answers.filter((s) => s === 401).length).toBeGreaterThan(0);
     expect(await messagesIn(r.ch)).toBe(before + answers.filter((s) => s === 201).length);
+  });
+});
+
+/**
+ * A route joins ROUTES_FROM_MEMORY only with its request here: its handler must run its statement
+ * through runConfirmingAuthentication, or a revoked credential it remembered would still be
+ * answered from memory. Each route is called from memory (no full authentication), then after a
+ * revocation: 401, and nothing read or written.
+ */
+const FROM_MEMORY_REQUESTS: Record<string, (r: Remembered) => request.Test> = {
+  postMessage: (r) => r.caller.post(`/channels/${r.ch}/messages`, { text: 'from memory' }),
+  listMessages: (r) => r.caller.get(`/channels/${r.ch}/messages`),
+};
+
+describe('every route served from memory confirms the authentication it remembered', () => {
+  test('the routes listed here are exactly ROUTES_FROM_MEMORY', () => {
+    expect(Object.keys(FROM_MEMORY_REQUESTS).sort()).toEqual([...ROUTES_FROM_MEMORY].sort());
+  });
+
+  test.each(Object.keys(FROM_MEMORY_REQUESTS))('%s: served from memory, then 401 on the request after a revocation, nothing written', async (id) => {
+    const r = await remembered();
+    const call = FROM_MEMORY_REQUESTS[id];
+    const sent = await queriesDuring(async () => expect((await call(r)).status).toBeLessThan(300));
+    expect(fullAuthentications(sent)).toBe(0);
+    await db().transaction((tx) => revokeCredential(tx, { accountId: r.a.accountId, credentialId: r.credentialId }));
+    const before = await messagesIn(r.ch);
+    const res = await call(r);
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('unauthorized');
+    expect(res.body.data).toBeUndefined();
+    expect(await messagesIn(r.ch)).toBe(before);
   });
 });
