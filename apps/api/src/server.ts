@@ -21,21 +21,23 @@ async function main(): Promise<void> {
   const ops = await startOpsServer(deps, config.opsPort);
   const api = drainable(apiServer);
   const web = drainable(webServer);
-  deps.logger.info('listening', {
-    api: config.publicApiUrl, web: config.publicWebUrl,
-    api_port: (apiServer.address() as AddressInfo).port, web_port: (webServer.address() as AddressInfo).port, ops_port: ops.port,
-  });
-
+  // Signals are handled before the line that says the process listens, the warm-up included.
   onShutdownSignals({
     logger: deps.logger,
     timeoutMs: config.shutdownTimeoutMs,
     steps: [
       // Stop accepting and let requests in flight finish (each commits or rolls back on its own).
       { name: 'http', run: () => Promise.all([api.close(), web.close()]) },
-      { name: 'pools', run: () => deps.close() },
+      // A warm-up step still running uses the pools: it ends first (no step starts after the signal).
+      { name: 'pools', run: async () => { await deps.warmth.idle(); await deps.close(); } },
       { name: 'ops', run: () => ops.close() },
     ],
   });
+  deps.logger.info('listening', {
+    api: config.publicApiUrl, web: config.publicWebUrl,
+    api_port: (apiServer.address() as AddressInfo).port, web_port: (webServer.address() as AddressInfo).port, ops_port: ops.port,
+  });
+
   await deps.warmth.run(apiWarmUp(deps, { api: apiServer, web: webServer }), deps.logger);
 }
 

@@ -10,6 +10,8 @@ export function callSelf(port: number, method: string, path: string, headers: Re
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      // A connection cut mid-answer (the server closing at a shutdown) fails the call, not the process.
+      res.on('error', reject);
     });
     req.on('error', reject);
     req.setTimeout(CALL_TIMEOUT_MS, () => req.destroy(new Error(`no answer in ${CALL_TIMEOUT_MS} ms`)));

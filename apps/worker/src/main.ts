@@ -1,4 +1,4 @@
-import { ConfigError, createDeps, loadConfig, onShutdownSignals, startOpsServer } from '@teamchat/core';
+import { ConfigError, createDeps, isShuttingDown, loadConfig, onShutdownSignals, startOpsServer } from '@teamchat/core';
 import { engineWarmUp } from '@teamchat/delivery';
 import { opsPortFlag } from './args';
 import { startWorker } from './worker';
@@ -11,19 +11,27 @@ async function main(): Promise<void> {
   // The operations port answers at once (/readyz 503 while warming); the engine starts warm
   // (docs/operations.md "Readiness").
   const ops = await startOpsServer(deps, config.workerOpsPort);
-  await deps.warmth.run(engineWarmUp(deps), deps.logger);
-  const worker = startWorker(deps);
-  deps.logger.info('worker started', { ops_port: ops.port });
+  /** The engine, once started (after the warm-up, unless a signal came first). */
+  const engine: { worker?: ReturnType<typeof startWorker> } = {};
+  // Signals are handled from here on, the warm-up included: a signal during the warm-up cuts it
+  // short (nothing in it needs finishing: docs/operations.md "Graceful shutdown") and the engine
+  // never starts.
   onShutdownSignals({
     logger: deps.logger,
     timeoutMs: config.shutdownTimeoutMs,
     steps: [
       // BullMQ's close waits for active jobs; a job still running at the timeout is stalled and taken by another worker.
-      { name: 'workers', run: () => worker.close() },
-      { name: 'pools', run: () => deps.close() },
+      { name: 'workers', run: () => engine.worker?.close() },
+      // A warm-up step still running uses the pools: it ends first (no step starts after the signal).
+      { name: 'pools', run: async () => { await deps.warmth.idle(); await deps.close(); } },
       { name: 'ops', run: () => ops.close() },
     ],
   });
+  deps.logger.info('warming up', { ops_port: ops.port });
+  await deps.warmth.run(engineWarmUp(deps), deps.logger);
+  if (isShuttingDown()) return;
+  engine.worker = startWorker(deps);
+  deps.logger.info('worker started', { ops_port: ops.port });
 }
 
 main().catch((err: Error) => {

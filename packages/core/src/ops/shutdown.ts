@@ -73,8 +73,11 @@ async function runSteps(steps: ShutdownStep[], log: Logger): Promise<boolean> {
 export function drainable(server: Server): { close(): Promise<void> } {
   const inFlight = new Set<ServerResponse>();
   let closing = false;
-  server.on('request', (_req, res: ServerResponse) => {
-    if (closing) res.setHeader('Connection', 'close');
+  // Before the app's own listener: the app may answer at once (a probe, a refusal), and a header
+  // set after the answer would throw out of the server's event: the process would crash
+  // mid-drain instead of finishing the requests in flight.
+  server.prependListener('request', (_req, res: ServerResponse) => {
+    if (closing && !res.headersSent) res.setHeader('Connection', 'close');
     inFlight.add(res);
     res.once('close', () => inFlight.delete(res));
   });

@@ -1,4 +1,5 @@
 import type { Logger } from '../logger';
+import { isShuttingDown } from './shutdown';
 
 /** One step of a process's warm-up: a name (logged with its time) and what it does. */
 export interface WarmUpStep {
@@ -28,17 +29,39 @@ export class Warmth {
   /**
    * Runs the steps in order, then marks the process warm. A failed step is logged and the
    * process is marked warm anyway: a warm-up is an optimisation, never a reason to stay out of
-   * service (PostgreSQL and Redis are still checked by every /readyz).
+   * service (PostgreSQL and Redis are still checked by every /readyz). A shutdown signal cuts it
+   * short: no step starts after it, a step it made fail is not a failure, and the process stays
+   * unready (docs/operations.md "Graceful shutdown").
    */
-  async run(steps: readonly WarmUpStep[], logger: Logger): Promise<void> {
+  run(steps: readonly WarmUpStep[], logger: Logger): Promise<void> {
+    this.running = this.runSteps(steps, logger);
+    return this.running;
+  }
+
+  /** Resolves once no warm-up step is running: the shutdown closes the pools only then. */
+  idle(): Promise<void> {
+    return this.running;
+  }
+
+  private running: Promise<void> = Promise.resolve();
+
+  private async runSteps(steps: readonly WarmUpStep[], logger: Logger): Promise<void> {
     this.state = 'warming';
     const started = performance.now();
     const times: Record<string, number> = {};
     for (const step of steps) {
+      if (isShuttingDown()) {
+        logger.info('warm-up cut short by shutdown', { step: step.name });
+        return;
+      }
       const t = performance.now();
       try {
         await step.run();
       } catch (err) {
+        if (isShuttingDown()) {
+          logger.info('warm-up cut short by shutdown', { step: step.name, error: (err as Error).message });
+          return;
+        }
         logger.warn('warm-up step failed; going on', { step: step.name, error: (err as Error).message });
       }
       times[step.name] = Math.round(performance.now() - t);
