@@ -26,8 +26,9 @@ import type { Executor } from '@teamchat/db';
  * runs it over as many rows as got slots together. Every round trip before the send is taken
  * once for all the rows; after it, each row goes on by itself: a row's outcome settles when its
  * own answer is recorded, never waiting for another row's answer (a hanging receiver holds only
- * its own row). Quick 2xx answers are closed together by whatever arrives while a close is under
- * way (Coalescer): batching grows with the load, never with a timer.
+ * its own row). Quick 2xx answers read in one turn of the event loop are closed together, and
+ * with whatever arrives while a close is under way (Coalescer): batching grows with the load,
+ * never with a timer.
  */
 export type AttemptOutcome =
   | { kind: 'done'; deliveryId: string; status: DeliveryStatus; responseStatus: number | null; latencyMs: number | null; error: string | null; next: { id: string; accountId: string; at: Date } | null; nextRetryAt: Date | null }
@@ -317,7 +318,7 @@ function skip(deliveryId: string): AttemptOutcome {
   return { kind: 'skip', deliveryId, reason: 'closed' };
 }
 
-/** Quick 2xx answers closed together: whatever arrives while a close is under way goes in the next one. */
+/** Quick 2xx answers closed together: those read in one turn of the event loop, and whatever arrives while a close is under way goes in the next one. */
 const closers = new WeakMap<object, Coalescer<{ deliveryId: string; createdAt: Date; claim: Date; responseStatus: number; latencyMs: number }, boolean>>();
 
 function closerFor(deps: Deps) {
