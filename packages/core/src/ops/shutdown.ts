@@ -73,7 +73,7 @@ async function runSteps(steps: ShutdownStep[], log: Logger): Promise<boolean> {
 export function drainable(server: Server): { close(): Promise<void> } {
   const inFlight = new Set<ServerResponse>();
   let closing = false;
-  // Before the app's own listener: the app may answer at once (a probe, a refusal), and a header
+  // Before the app's own listener: the app may answer at once (a probe), and a header
   // set after the answer would throw out of the server's event: the process would crash
   // mid-drain instead of finishing the requests in flight.
   server.prependListener('request', (_req, res: ServerResponse) => {

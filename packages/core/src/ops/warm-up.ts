@@ -17,6 +17,8 @@ export interface WarmUpStep {
  */
 export class Warmth {
   private state: 'cold' | 'warming' | 'warm' | 'failed';
+  /** the warm-up under way, or the last one (settled) */
+  private running: Promise<void> = Promise.resolve();
 
   constructor(warm = true) {
     this.state = warm ? 'warm' : 'cold';
@@ -42,8 +44,6 @@ export class Warmth {
   idle(): Promise<void> {
     return this.running;
   }
-
-  private running: Promise<void> = Promise.resolve();
 
   private async runSteps(steps: readonly WarmUpStep[], logger: Logger): Promise<void> {
     this.state = 'warming';
