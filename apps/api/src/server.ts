@@ -28,8 +28,7 @@ async function main(): Promise<void> {
     steps: [
       // Stop accepting and let requests in flight finish (each commits or rolls back on its own).
       { name: 'http', run: () => Promise.all([api.close(), web.close()]) },
-      // A warm-up step still running uses the pools: it ends first (no step starts after the signal).
-      { name: 'pools', run: async () => { await deps.warmth.idle(); await deps.close(); } },
+      { name: 'pools', run: () => deps.close() },
       { name: 'ops', run: () => ops.close() },
     ],
   });

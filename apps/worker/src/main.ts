@@ -22,8 +22,7 @@ async function main(): Promise<void> {
     steps: [
       // BullMQ's close waits for active jobs; a job still running at the timeout is stalled and taken by another worker.
       { name: 'workers', run: () => engine.worker?.close() },
-      // A warm-up step still running uses the pools: it ends first (no step starts after the signal).
-      { name: 'pools', run: async () => { await deps.warmth.idle(); await deps.close(); } },
+      { name: 'pools', run: () => deps.close() },
       { name: 'ops', run: () => ops.close() },
     ],
   });

@@ -61,6 +61,9 @@ export function createDeps(
   return {
     ...deps,
     async close() {
+      // A warm-up step still under way uses the pools and Redis: it ends first (a shutdown
+      // signal lets no further step start: Warmth).
+      await deps.warmth.idle();
       await deps.jobQueue.close().catch(() => undefined);
       redis.disconnect();
       await database.close();

@@ -99,14 +99,15 @@ test('a second SIGTERM exits at once, without waiting for the request in flight'
 });
 
 /**
- * Four clients posting to the API host until stopped, as clients that do not wait for readiness
+ * Four clients posting to the API host until the process exits, as clients that do not wait for readiness
  * would (posts with an unknown key: the body parser, the credential statement, the error
  * handler). Connection errors are expected once the server closes. Meanwhile the warm-up's own
  * calls, /healthz among them, answered at once by the app, go on connections opened before the
  * signal: what crashed the drain before `drainable` set its header ahead of the app.
  */
-function requestsUntilStopped(port: number): () => Promise<void> {
+function requestsUntilExit(port: number, exited: Promise<unknown>): Promise<void> {
   let stopped = false;
+  void exited.then(() => { stopped = true; });
   const loop = async () => {
     while (!stopped) {
       await fetch(`http://127.0.0.1:${port}/accounts/acct_x/channels/ch_x/messages`, {
@@ -114,8 +115,7 @@ function requestsUntilStopped(port: number): () => Promise<void> {
       }).then((r) => r.arrayBuffer(), () => sleep(5));
     }
   };
-  const loops = [loop(), loop(), loop(), loop()];
-  return async () => { stopped = true; await Promise.all(loops); };
+  return Promise.all([loop(), loop(), loop(), loop()]).then(() => undefined);
 }
 
 test.each([0, 300, 800])('SIGTERM %i ms into the warm-up, under requests: the warm-up is cut short, nothing is written, the API exits 0', async (delayMs) => {
@@ -127,16 +127,12 @@ test.each([0, 300, 800])('SIGTERM %i ms into the warm-up, under requests: the wa
     const svc = startService('apps/api/src/server.ts', serviceEnv());
     running.push(svc);
     const line = await svc.waitFor((l) => l.message === 'listening', 40_000);
-    const stop = requestsUntilStopped(line.api_port as number);
-    let warmBeforeSignal: boolean;
-    try {
-      await sleep(delayMs);
-      warmBeforeSignal = svc.lines.some((l) => l.message === 'warm');
-      svc.child.kill('SIGTERM');
-      expect(await svc.exited).toEqual({ code: 0, signal: null });
-    } finally {
-      await stop();
-    }
+    const clients = requestsUntilExit(line.api_port as number, svc.exited);
+    await sleep(delayMs);
+    const warmBeforeSignal = svc.lines.some((l) => l.message === 'warm');
+    svc.child.kill('SIGTERM');
+    expect(await svc.exited).toEqual({ code: 0, signal: null });
+    await clients;
     expect(shutdownSteps(svc)).toEqual(['http', 'pools', 'ops']);
     expect(svc.lines.find((l) => l.message === 'shut down')).toMatchObject({ ok: true });
     expect(svc.lines.filter((l) => l.level === 'error' || l.level === 'warn')).toEqual([]);
@@ -144,7 +140,7 @@ test.each([0, 300, 800])('SIGTERM %i ms into the warm-up, under requests: the wa
     // At 0 ms the signal comes during the first of the warm-up's steps, and the others never start
     // (at 800 ms on a fast machine the warm-up may have ended: then this is the plain case).
     if (delayMs === 0) {
-      expect(warmBeforeSignal!).toBe(false);
+      expect(warmBeforeSignal).toBe(false);
       expect(svc.lines.some((l) => l.message === 'warm-up cut short by shutdown')).toBe(true);
       expect(svc.lines.some((l) => l.message === 'warm')).toBe(false);
     }

@@ -40,7 +40,7 @@ export class Warmth {
     return this.running;
   }
 
-  /** Resolves once no warm-up step is running: the shutdown closes the pools only then. */
+  /** Resolves once no warm-up step is running: a process closes its pools only then (createDeps' close). */
   idle(): Promise<void> {
     return this.running;
   }
@@ -50,20 +50,21 @@ export class Warmth {
     const started = performance.now();
     const times: Record<string, number> = {};
     for (const step of steps) {
+      let error: string | undefined;
+      const t = performance.now();
+      if (!isShuttingDown()) {
+        try {
+          await step.run();
+        } catch (err) {
+          error = (err as Error).message;
+        }
+      }
+      // After a shutdown signal no step starts, and a step it made fail is not a failure.
       if (isShuttingDown()) {
-        logger.info('warm-up cut short by shutdown', { step: step.name });
+        logger.info('warm-up cut short by shutdown', { step: step.name, ...(error ? { error } : {}) });
         return;
       }
-      const t = performance.now();
-      try {
-        await step.run();
-      } catch (err) {
-        if (isShuttingDown()) {
-          logger.info('warm-up cut short by shutdown', { step: step.name, error: (err as Error).message });
-          return;
-        }
-        logger.warn('warm-up step failed; going on', { step: step.name, error: (err as Error).message });
-      }
+      if (error) logger.warn('warm-up step failed; going on', { step: step.name, error });
       times[step.name] = Math.round(performance.now() - t);
     }
     this.state = 'warm';
