@@ -34,6 +34,8 @@ export function createDeps(
     poolMode: config.databasePoolMode,
     // The delivery engine's lookups by id arrays need plans made with their parameters (DatabaseOptions.customPlans).
     customPlans: service === 'worker',
+    // ...and its lookups by key keep one plan each, on a pool of their own (DatabaseOptions.byKeyPool).
+    byKeyPool: service === 'worker',
   });
   const redis = createRedisFor(config, 'producer');
   const now = options.now ?? (() => new Date());

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { drizzle, NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { Client, Pool, PoolClient, PoolConfig, type ClientBase } from 'pg';
 import * as schema from './schema';
+import { runByKeyOn } from './statements';
 
 export type Schema = typeof schema;
 export type Db = NodePgDatabase<Schema>;
@@ -12,6 +13,8 @@ export type Executor = Db | Tx;
 export interface Database {
   db: Db;
   pool: Pool;
+  /** the pool of the statements defined `byKey` (DatabaseOptions.byKeyPool), or null: they run on `pool` */
+  byKeyPool: Pool | null;
   close(): Promise<void>;
 }
 
@@ -53,31 +56,58 @@ export interface DatabaseOptions extends Pick<PoolConfig, 'max' | 'application_n
    * the cores with everything else, per batch.
    */
   customPlans?: boolean;
+  /**
+   * A second pool, of the same size, for the named statements defined `byKey` (statements.ts):
+   * statements that reach every row by its key, whose right plan is the same at every table
+   * size. Its sessions keep ONE cached generic plan per statement (`plan_cache_mode =
+   * force_generic_plan`: no planning per execution, which was a third to a half of the delivery
+   * engine's time in PostgreSQL, docs/performance.md "Planning in the worker") and may plan only
+   * index lookups and nested loops (`BY_KEY_SESSION`), so a plan made on the statistics of a
+   * small table cannot become a scan of a large one later: that was why the worker plans every
+   * execution (`customPlans`). Session mode only: behind PgBouncer in transaction mode statements
+   * are unnamed and planned on each execution anyway, so they run on the main pool.
+   */
+  byKeyPool?: boolean;
 }
+
+/**
+ * The settings of a by-key session (DatabaseOptions.byKeyPool): one generic plan per statement,
+ * made with sequential scans, bitmap scans, hash and merge joins and materialized inner sides
+ * priced out, so the planner reaches each table through an index condition and joins by nested
+ * loops whatever the statistics say. `test/by-key-plans.test.ts` (packages/delivery) checks every
+ * by-key statement's generic plan on an empty database, the worst statistics there are.
+ */
+export const BY_KEY_SESSION = 'SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_material = off; SET max_parallel_workers_per_gather = 0';
 
 /** The one place a pool is opened. */
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
   const bound = options.statementTimeoutMs;
   const pooled = options.poolMode === 'transaction';
-  const pool = new Pool({
-    connectionString: url,
-    max: options.max ?? 10,
-    application_name: options.application_name,
-    ...(options.keepIdle ? { idleTimeoutMillis: 0 } : {}),
-    ...(bound === undefined || pooled ? {} : { statement_timeout: bound, idle_in_transaction_session_timeout: bound }),
-    // A session setting, run on each new connection before the pool hands it out (not as a
-    // start-up parameter, which PgBouncer refuses). A connection it fails on is not used.
-    ...(options.customPlans && !pooled ? { onConnect: async (client: ClientBase) => { await client.query('SET plan_cache_mode = force_custom_plan; SET max_parallel_workers_per_gather = 0'); } } : {}),
-  });
-  // An idle client that errors (server restart) must not crash the process.
-  pool.on('error', () => undefined);
-  // Nor a checked-out one: a backend that dies between two queries of a transaction makes its
-  // Client emit `error` with no listener (an uncaught exception). The query in progress or the
-  // next one still fails, and the pool discards the dead client on release.
-  pool.on('connect', (client) => {
-    client.on('error', () => undefined);
-    if (pooled) unnameStatements(client);
-  });
+  const open = (session: string | null) => {
+    const opened = new Pool({
+      connectionString: url,
+      max: options.max ?? 10,
+      application_name: options.application_name,
+      ...(options.keepIdle ? { idleTimeoutMillis: 0 } : {}),
+      ...(bound === undefined || pooled ? {} : { statement_timeout: bound, idle_in_transaction_session_timeout: bound }),
+      // A session setting, run on each new connection before the pool hands it out (not as a
+      // start-up parameter, which PgBouncer refuses). A connection it fails on is not used.
+      ...(session ? { onConnect: async (client: ClientBase) => { await client.query(session); } } : {}),
+    });
+    // An idle client that errors (server restart) must not crash the process.
+    opened.on('error', () => undefined);
+    // Nor a checked-out one: a backend that dies between two queries of a transaction makes its
+    // Client emit `error` with no listener (an uncaught exception). The query in progress or the
+    // next one still fails, and the pool discards the dead client on release.
+    opened.on('connect', (client) => {
+      client.on('error', () => undefined);
+      if (pooled) unnameStatements(client);
+    });
+    return opened;
+  };
+  const pool = open(options.customPlans && !pooled ? 'SET plan_cache_mode = force_custom_plan; SET max_parallel_workers_per_gather = 0' : null);
+  const byKeyPool = options.byKeyPool && !pooled ? open(BY_KEY_SESSION) : null;
+  if (byKeyPool) runByKeyOn(pool, byKeyPool);
   const db = drizzle(pool, { schema });
   // drizzle-orm's transaction() on a pool checks a client out and runs BEGIN before its
   // try/finally, so a BEGIN that fails (its connection cut at that moment) never gives the
@@ -106,7 +136,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
       client.release();
     }
   }) as Db['transaction'];
-  return { db, pool, close: () => pool.end() };
+  return { db, pool, byKeyPool, close: async () => { await Promise.all([pool.end(), byKeyPool?.end()]); } };
 }
 
 /** Sends every query of `client` unnamed (transaction pooling: see DatabaseOptions.poolMode). */

@@ -12,19 +12,34 @@ import type { Executor } from './client';
 export interface Statement<R extends QueryResultRow> {
   readonly name: string;
   readonly text: string;
+  /**
+   * Reaches every row it reads or writes by its key (an index condition on the index's leading
+   * column), so one generic plan is right at every table size: run on the by-key pool where the
+   * process has one (DatabaseOptions.byKeyPool), outside a transaction.
+   */
+  readonly byKey: boolean;
   /** phantom: the row type */
   readonly _row?: R;
 }
 
-const defined = new Map<string, string>();
+const defined = new Map<string, Statement<QueryResultRow>>();
 
-export function statement<R extends QueryResultRow>(name: string, text: string): Statement<R> {
+export function statement<R extends QueryResultRow>(name: string, text: string, options: { byKey?: boolean } = {}): Statement<R> {
   const normalised = text.replace(/\s+/g, ' ').trim();
   const existing = defined.get(name);
   // pg refuses a name reused with other text on a connection; catch it at definition time.
-  if (existing !== undefined && existing !== normalised) throw new Error(`statement ${name} is defined twice with different SQL`);
-  defined.set(name, normalised);
-  return { name, text: normalised };
+  if (existing !== undefined && existing.text !== normalised) throw new Error(`statement ${name} is defined twice with different SQL`);
+  const st = { name, text: normalised, byKey: options.byKey ?? false };
+  defined.set(name, st);
+  return st;
+}
+
+/** Each pool that has a by-key pool beside it (DatabaseOptions.byKeyPool), and that pool. */
+const byKeyPools = new WeakMap<Pool, Pool>();
+
+/** Statements defined `byKey` and run on `pool` go to `byKey` (createDatabase). */
+export function runByKeyOn(pool: Pool, byKey: Pool): void {
+  byKeyPools.set(pool, byKey);
 }
 
 /** The pg Pool (database) or PoolClient (transaction) behind a Drizzle handle. */
@@ -36,13 +51,16 @@ function clientOf(ex: Executor): Pool | PoolClient {
 
 /** Runs a named statement; inside a transaction it runs on the transaction's connection. */
 export async function runStatement<R extends QueryResultRow>(ex: Executor, st: Statement<R>, values: unknown[]): Promise<R[]> {
-  const result = await clientOf(ex).query<R>({ name: st.name, text: st.text, values });
+  const client = clientOf(ex);
+  // Inside a transaction the client is a PoolClient, never a key here: it stays on the transaction.
+  const target = st.byKey ? byKeyPools.get(client as Pool) ?? client : client;
+  const result = await target.query<R>({ name: st.name, text: st.text, values });
   return result.rows;
 }
 
 /** The named statements defined so far in this process (the modules loaded define theirs). */
-export function definedStatements(): Array<{ name: string; text: string }> {
-  return [...defined].map(([name, text]) => ({ name, text }));
+export function definedStatements(): Array<Statement<QueryResultRow>> {
+  return [...defined.values()];
 }
 
 /** Bound on each warm-up execution (ms): a statement run with NULL parameters must never take long. */
@@ -58,8 +76,8 @@ const WARM_STATEMENT_TIMEOUT_MS = 250;
  * written, and the prepared statement outlives the rollback (prepared statements are not
  * transactional). Answers the number of statements prepared per connection.
  */
-export async function prepareStatements(pool: Pool, connections: number): Promise<number> {
-  const statements = definedStatements();
+export async function prepareStatements(pool: Pool, connections: number, which: (st: Statement<QueryResultRow>) => boolean = () => true): Promise<number> {
+  const statements = definedStatements().filter(which);
   const clients = await Promise.all(Array.from({ length: connections }, () => pool.connect()));
   try {
     await Promise.all(clients.map(async (client) => {

@@ -51,7 +51,8 @@ export async function planFanOut(deps: Pick<Deps, 'database'>, eventIds: readonl
   const plan: FanOutPlan = { eventIds: [], bodies: [], rows: [], mirrored: false };
   if (eventIds.length === 0) return plan;
   const db = deps.database.db;
-  const found = read ?? await runStatement(db, FANOUT_READ, [eventIds]);
+  // FANOUT_READ answers relayed events too: those another fan-out wrote meanwhile are left.
+  const found = read ?? (await runStatement(db, FANOUT_READ, [eventIds])).filter((r) => r.relayed_at === null);
   for (const r of found) {
     plan.eventIds.push(r.id);
     if (r.mirrored) plan.mirrored = true;

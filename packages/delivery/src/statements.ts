@@ -7,8 +7,11 @@ import { statement } from '@teamchat/db';
  */
 
 /**
- * Fan-out, read side, for a batch of events: those still unrelayed (seq order), each with its
- * account's endpoints enabled since it was raised. $1 event ids.
+ * Fan-out, read side, for a batch of events (seq order), each with its account's endpoints
+ * enabled since it was raised; the caller keeps those still unrelayed (`relayed_at` null). By
+ * key (DatabaseOptions.byKeyPool): the events by id. `relayed_at IS NULL` in the statement would
+ * let its one generic plan scan the partial index of unrelayed events instead (a relay backlog's
+ * length per call). $1 event ids.
  */
 export type FanOutRead = {
   id: string; seq: string; account_id: string; type: string; channel_id: string | null; data: unknown; created_at: Date; relayed_at: Date | null;
@@ -19,11 +22,13 @@ export type FanOutRead = {
 /**
  * An event as the fan-out reads it: its columns, its account's endpoints enabled since it was
  * raised, and whether the account has an enabled mirror at all (the write's own join decides
- * which mirrors take the event).
+ * which mirrors take the event). `mirrored` is a scalar subquery, not EXISTS: an EXISTS may be
+ * planned hashed, one walk of every account's enabled mirrors per call, which a by-key plan must
+ * not do (DatabaseOptions.byKeyPool).
  */
 const FANOUT_READ_COLUMNS = `
   SELECT e.id, e.seq, e.account_id, e.type, e.channel_id, e.data, e.created_at, e.relayed_at,
-         EXISTS (SELECT 1 FROM mirrors m WHERE m.account_id = e.account_id AND m.enabled AND m.deleted_at IS NULL) AS mirrored,
+         COALESCE((SELECT true FROM mirrors m WHERE m.account_id = e.account_id AND m.enabled AND m.deleted_at IS NULL LIMIT 1), false) AS mirrored,
          COALESCE((
            SELECT json_agg(json_build_object('id', w.id, 'payload', w.payload, 'events', w.events, 'all_channels', w.all_channels, 'channel_ids', w.channel_ids) ORDER BY w.seq)
              FROM webhook_endpoints w
@@ -32,17 +37,19 @@ const FANOUT_READ_COLUMNS = `
          ), '[]'::json) AS endpoints
     FROM events e`;
 export const FANOUT_READ = statement<FanOutRead>('webhook_fanout_read_many', `${FANOUT_READ_COLUMNS}
-   WHERE e.id = ANY($1::text[]) AND e.relayed_at IS NULL
-   ORDER BY e.seq`);
+   WHERE e.id = ANY($1::text[])
+   ORDER BY e.seq`, { byKey: true });
 
 /**
  * The relay's scan and the fan-out's read in one (a relay that is caught up fans its scan out
  * itself, relay.ts): unrelayed events from the start, in seq order, as FANOUT_READ reads them.
- * $1 rows at most, $2 only these accounts' events (tests sharing one database) or NULL.
+ * $1 rows at most, $2 only these accounts' events (tests sharing one database) or NULL. By key
+ * (DatabaseOptions.byKeyPool): its way in is the partial index of unrelayed events in seq order,
+ * the scan it is, and the endpoints and mirrors by account.
  */
 export const UNRELAYED_READ = statement<FanOutRead>('webhook_unrelayed_read', `${FANOUT_READ_COLUMNS}
    WHERE e.relayed_at IS NULL AND ($2::text[] IS NULL OR e.account_id = ANY($2::text[]))
-   ORDER BY e.seq LIMIT $1`);
+   ORDER BY e.seq LIMIT $1`, { byKey: true });
 
 /** A claimed row as a claim answers it: the row and its endpoint as `row_to_json` gives them, its account, its body. */
 export type ClaimedRead = { row: Record<string, unknown>; endpoint: Record<string, unknown>; account_id: string; plan: string; state: string; body: string };
@@ -149,12 +156,15 @@ export const UNRELAYED = statement<{ id: string; seq: string }>('webhook_unrelay
  * The claim stage in one statement (spec: no two workers attempt one delivery at once): claims
  * the rows of $1 that are open, due and not under a live claim until $2, and answers each claimed row with everything its attempt needs, as
  * it is now (the row, its endpoint, its account, its body), for the pipeline to judge with the
- * one eligibility rule. Rows it did not claim are not answered. $1 ids, $2 until, $3 now.
+ * one eligibility rule. Rows it did not claim are not answered. By key
+ * (DatabaseOptions.byKeyPool): the rows by id; the open statuses are a parameter, because the
+ * constants would let its one generic plan scan the partial index of open rows instead (a
+ * backlog's length per call). $1 ids, $2 until, $3 now, $4 the open statuses (OPEN_STATUSES).
  */
 export const CLAIM_AND_READ = statement<ClaimedRead>('webhook_claim_and_read', `
   WITH claimed AS (
     UPDATE webhook_deliveries SET claimed_until = $2
-     WHERE id = ANY($1::text[]) AND status IN ('pending', 'retrying')
+     WHERE id = ANY($1::text[]) AND status = ANY($4::text[])
        AND (next_retry_at IS NULL OR next_retry_at <= $3)
        AND (claimed_until IS NULL OR claimed_until < $3)
     RETURNING *
@@ -163,7 +173,7 @@ export const CLAIM_AND_READ = statement<ClaimedRead>('webhook_claim_and_read', `
     FROM claimed c
     JOIN webhook_endpoints w ON w.id = c.endpoint_id
     JOIN accounts a ON a.id = c.account_id
-    JOIN webhook_bodies b ON b.id = c.body_id`);
+    JOIN webhook_bodies b ON b.id = c.body_id`, { byKey: true });
 
 /**
  * The common outcome in one statement: 2xx answers within the slow bar close their rows
@@ -177,8 +187,11 @@ export const CLAIM_AND_READ = statement<ClaimedRead>('webhook_claim_and_read', `
  * $1 ids, $2 claims, $3 status codes, $4 latencies ms, $5 now, $6 now − 1 s, $7..$8 the rows'
  * `created_at` bounds (the partition key: a plan made with them touches only the partitions the
  * rows are in, where one without them planned and probed every weekly partition for each row:
- * 0.55 ms of planning per call, against 0.22). Answers the ids it closed (a row whose claim was
- * lost is not among them).
+ * 0.55 ms of planning per call, against 0.22), $9 the open statuses (OPEN_STATUSES). By key
+ * (DatabaseOptions.byKeyPool): the rows by id (`d.id = ANY($1)` as well as the join on the
+ * input, so the index condition is the key: without it, its one generic plan could walk the
+ * partition's key index by `created_at` alone), the statuses a parameter as CLAIM_AND_READ's,
+ * the endpoints by id. Answers the ids it closed (a row whose claim was lost is not among them).
  */
 export const CLOSE_DELIVERED = statement<{ ids: string[] }>('webhook_close_delivered_claims', `
   WITH input AS (
@@ -188,7 +201,7 @@ export const CLOSE_DELIVERED = statement<{ ids: string[] }>('webhook_close_deliv
        SET status = 'delivered', response_status = i.response_status, latency_ms = i.latency_ms, error = NULL,
            attempted_at = $5, claimed_until = NULL, next_retry_at = NULL
       FROM input i
-     WHERE d.id = i.id AND d.created_at >= $7 AND d.created_at < $8 AND d.claimed_until = i.claim AND d.status IN ('pending', 'retrying')
+     WHERE d.id = ANY($1::text[]) AND d.id = i.id AND d.created_at >= $7 AND d.created_at < $8 AND d.claimed_until = i.claim AND d.status = ANY($9::text[])
     RETURNING d.id, d.endpoint_id
   ), locked AS (
     SELECT w.id FROM webhook_endpoints w
@@ -202,15 +215,16 @@ export const CLOSE_DELIVERED = statement<{ ids: string[] }>('webhook_close_deliv
      WHERE w.id = l.id
     RETURNING w.id
   )
-  SELECT COALESCE((SELECT array_agg(id) FROM closed), '{}'::text[]) AS ids, (SELECT count(*) FROM health)::int AS health`);
+  SELECT COALESCE((SELECT array_agg(id) FROM closed), '{}'::text[]) AS ids, (SELECT count(*) FROM health)::int AS health`, { byKey: true });
 
 /**
  * Gives back claims that will not be sent on (a claim grown old before its slot came, a row
  * claimed at a fan-out's write that its dispatcher did not take, a pipeline that failed before
  * sending, a closing dispatcher's claims ahead), so the next attempt can claim the rows at once.
- * Only rows still open and still under that claim. $1 ids, $2 the claim.
+ * Only rows still open and still under that claim. By key (DatabaseOptions.byKeyPool), the
+ * statuses a parameter as CLAIM_AND_READ's. $1 ids, $2 the claim, $3 the open statuses.
  */
 export const RELEASE_CLAIMS = statement<{ id: string }>('webhook_release_claims', `
   UPDATE webhook_deliveries SET claimed_until = NULL
-   WHERE id = ANY($1::text[]) AND claimed_until = $2 AND status IN ('pending', 'retrying')
-  RETURNING id`);
+   WHERE id = ANY($1::text[]) AND claimed_until = $2 AND status = ANY($3::text[])
+  RETURNING id`, { byKey: true });

@@ -22,7 +22,15 @@ const NO_ROW = 'warm-up-no-such-row';
  */
 export function engineWarmUp(deps: Deps): WarmUpStep[] {
   return [
-    { name: 'postgres', run: () => prepareStatements(deps.database.pool, deps.database.pool.options.max ?? 10) },
+    {
+      name: 'postgres',
+      run: async () => {
+        await prepareStatements(deps.database.pool, deps.database.pool.options.max ?? 10);
+        // The by-key pool's connections too, with their one generic plan each made here.
+        const byKey = deps.database.byKeyPool;
+        if (byKey) await prepareStatements(byKey, byKey.options.max ?? 10, (st) => st.byKey);
+      },
+    },
     { name: 'redis_scripts', run: () => RedisScript.loadAll(deps.redis) },
     {
       name: 'dry_pass',

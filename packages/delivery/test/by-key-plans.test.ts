@@ -1,0 +1,101 @@
+/**
+ * The by-key statements keep one generic plan each on the worker's by-key pool
+ * (DatabaseOptions.byKeyPool): a plan made once, on whatever statistics the tables had then. So
+ * each must reach every table through an index condition on the index's leading column (its
+ * key), at every table size. Checked here on an empty database, the worst statistics there are:
+ * on an empty table a scan of a whole index (a partial index of open rows or of unrelayed
+ * events, say) costs as little as a lookup, and a plan that took it then would walk a backlog's
+ * length on every call once the backlog came. Also: which pool each statement runs on.
+ */
+import { BY_KEY_SESSION, createDatabase, definedStatements, runStatement, statement, type Database } from '@teamchat/db';
+import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
+import '../src/statements';
+
+let made: { name: string; url: string };
+let database: Database;
+
+beforeAll(async () => {
+  made = await createMigratedDatabase('by_key_plans');
+  database = createDatabase(made.url, { max: 2, customPlans: true, byKeyPool: true, application_name: 'by_key_test' });
+});
+
+afterAll(async () => {
+  await database.close();
+  await dropDatabase(made.name);
+});
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  'Relation Name'?: string;
+  'Index Cond'?: string;
+  Plans?: PlanNode[];
+}
+
+function nodesOf(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+}
+
+/** The scan of the partial index of unrelayed events is UNRELAYED_READ's way in, by design: in seq order from the start. */
+const DESIGNED_SCANS: Record<string, string[]> = { webhook_unrelayed_read: ['events_unrelayed_idx'] };
+
+test('every by-key statement plans, on an empty database, as index conditions on each index\'s key and nested loops only', async () => {
+  const byKey = definedStatements().filter((st) => st.byKey);
+  expect(byKey.map((st) => st.name).sort()).toEqual([
+    'webhook_claim_and_read', 'webhook_close_delivered_claims', 'webhook_fanout_read_many', 'webhook_release_claims', 'webhook_unrelayed_read',
+  ]);
+  const client = await database.byKeyPool!.connect();
+  try {
+    // Each index's leading column, to tell a lookup by key from a walk of the index.
+    const leading = new Map((await client.query<{ index: string; col: string }>(`
+      SELECT c.relname AS index, a.attname AS col
+        FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]`)).rows.map((r) => [r.index, r.col]));
+    const problems: string[] = [];
+    for (const st of byKey) {
+      const params = Math.max(0, ...[...st.text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
+      await client.query(`PREPARE probe AS ${st.text}`);
+      try {
+        const [row] = (await client.query(`EXPLAIN (FORMAT JSON) EXECUTE probe(${new Array(params).fill('NULL').join(', ')})`)).rows;
+        for (const n of nodesOf(row['QUERY PLAN'][0].Plan as PlanNode)) {
+          const type = n['Node Type'];
+          if (['Seq Scan', 'Bitmap Heap Scan', 'Bitmap Index Scan', 'Hash Join', 'Merge Join', 'Materialize'].includes(type)) problems.push(`${st.name}: ${type} ${n['Relation Name'] ?? ''}`);
+          if (type !== 'Index Scan' && type !== 'Index Only Scan') continue;
+          const index = n['Index Name']!;
+          if (DESIGNED_SCANS[st.name]?.includes(index)) continue;
+          const col = leading.get(index);
+          const cond = n['Index Cond'] ?? '';
+          // The key column compared for equality first, e.g. "(id = ANY ($1))" or "((id = ANY ($1)) AND (created_at >= $7) ...".
+          if (!col || !new RegExp(`^\\(+(\\w+\\.)?${col} = `).test(cond)) problems.push(`${st.name}: ${index} walked (${cond || 'no index condition'})`);
+        }
+      } finally {
+        await client.query('DEALLOCATE probe');
+      }
+    }
+    expect(problems).toEqual([]);
+  } finally {
+    client.release();
+  }
+});
+
+test('a by-key statement runs on the by-key pool (one generic plan, index lookups only); others, and any inside a transaction, on the main pool', async () => {
+  const settingsProbe = statement<{ mode: string; seqscan: string }>('by_key_probe_settings', "SELECT current_setting('plan_cache_mode') AS mode, current_setting('enable_seqscan') AS seqscan", { byKey: true });
+  const plainProbe = statement<{ mode: string; seqscan: string }>('plain_probe_settings', "SELECT current_setting('plan_cache_mode') AS mode, current_setting('enable_seqscan') AS seqscan");
+  expect(await runStatement(database.db, settingsProbe, [])).toEqual([{ mode: 'force_generic_plan', seqscan: 'off' }]);
+  expect(await runStatement(database.db, plainProbe, [])).toEqual([{ mode: 'force_custom_plan', seqscan: 'on' }]);
+  await database.db.transaction(async (tx) => {
+    expect(await runStatement(tx, settingsProbe, [])).toEqual([{ mode: 'force_custom_plan', seqscan: 'on' }]);
+  });
+  expect(BY_KEY_SESSION).toContain('force_generic_plan');
+});
+
+test('behind PgBouncer in transaction mode there is no by-key pool: by-key statements run on the one pool', async () => {
+  const pooled = createDatabase(made.url, { max: 1, customPlans: true, byKeyPool: true, poolMode: 'transaction' });
+  try {
+    expect(pooled.byKeyPool).toBeNull();
+    const probe = statement<{ mode: string }>('by_key_probe_pooled', "SELECT current_setting('plan_cache_mode') AS mode", { byKey: true });
+    expect(await runStatement(pooled.db, probe, [])).toEqual([{ mode: 'auto' }]);
+  } finally {
+    await pooled.close();
+  }
+});
