@@ -101,6 +101,7 @@ export async function writeFanOut(deps: Pick<Deps, 'database'>, plan: FanOutPlan
     bodies.map((b) => b.id), bodies.map((b) => b.accountId), bodies.map((b) => b.eventId), bodies.map((b) => b.type), bodies.map((b) => b.mode), bodies.map((b) => b.body),
     rows.map((d) => d.id), rows.map((d) => d.accountId), rows.map((d) => d.endpointId), rows.map((d) => d.eventId), rows.map((d) => d.eventType), rows.map((d) => d.bodyId), rows.map((d) => d.eventCreatedAt),
     claim && claim.ids.size > 0 ? claim.until : null, claim ? [...claim.ids] : [],
+    true, // only events still unrelayed are marked (FANOUT_WRITE's $17)
   ]);
   const inserted = new Set(written.ids);
   const claimed = new Map<string, HeldClaim>();

@@ -77,6 +77,11 @@ export type ClaimedRead = { row: Record<string, unknown>; endpoint: Record<strin
  * a slot at once, dispatcher.ts `claimable`), the others unclaimed (the pipeline claims each
  * right before its attempt). Each claimed row is answered in `claimed` as CLAIM_AND_READ answers
  * a claim: the row as written, its endpoint and account as they are in this statement, its body.
+ * $17 true (the events still unrelayed are the ones marked). By key (DatabaseOptions.byKeyPool):
+ * the events by id, the endpoints and accounts by id, the mirror lines' join by keys. The
+ * unrelayed test is compared with $17, not written as `relayed_at IS NULL`, because that
+ * condition would let its one generic plan walk the partial index of unrelayed events instead
+ * (a relay backlog's length per call), as the open statuses of CLAIM_AND_READ are a parameter.
  */
 /** The fan-out write's one answer row (fan-out.ts `FanOutWritten` is what writeFanOut makes of it). */
 type FanOutWriteRow = { relayed: string[]; ids: string[]; claimed: ClaimedRead[] };
@@ -84,7 +89,7 @@ function fanOutWriteText(mirrored: boolean): string {
   return `
   WITH relayed AS (
     UPDATE events SET relayed_at = now()
-     WHERE id = ANY($1::text[]) AND relayed_at IS NULL
+     WHERE id = ANY($1::text[]) AND (relayed_at IS NULL) = $17::boolean
     RETURNING id, account_id, type, channel_id, created_at
 ${mirrored ? MIRROR_LINES_CTE : ''}  ), bodies AS (
     INSERT INTO webhook_bodies (id, account_id, event_id, event_type, mode, body)
@@ -129,8 +134,8 @@ const MIRROR_LINES_CTE = `
      WHERE r.type = 'message.posted'
     ON CONFLICT (mirror_id, event_id) DO NOTHING
 `;
-export const FANOUT_WRITE = statement<FanOutWriteRow>('webhook_fanout_write', fanOutWriteText(false));
-export const FANOUT_WRITE_MIRRORED = statement<FanOutWriteRow>('webhook_fanout_write_mirrored', fanOutWriteText(true));
+export const FANOUT_WRITE = statement<FanOutWriteRow>('webhook_fanout_write', fanOutWriteText(false), { byKey: true });
+export const FANOUT_WRITE_MIRRORED = statement<FanOutWriteRow>('webhook_fanout_write_mirrored', fanOutWriteText(true), { byKey: true });
 
 /**
  * Open rows of one account, due and not under a live claim, oldest first: a dispatcher's lane

@@ -42,7 +42,8 @@ const DESIGNED_SCANS: Record<string, string[]> = { webhook_unrelayed_read: ['eve
 test('every by-key statement plans, on an empty database, as index conditions on each index\'s key and nested loops only', async () => {
   const byKey = definedStatements().filter((st) => st.byKey);
   expect(byKey.map((st) => st.name).sort()).toEqual([
-    'webhook_claim_and_read', 'webhook_close_delivered_claims', 'webhook_fanout_read_many', 'webhook_release_claims', 'webhook_unrelayed_read',
+    'webhook_claim_and_read', 'webhook_close_delivered_claims', 'webhook_fanout_read_many', 'webhook_fanout_write', 'webhook_fanout_write_mirrored',
+    'webhook_release_claims', 'webhook_unrelayed_read',
   ]);
   const client = await database.byKeyPool!.connect();
   try {
