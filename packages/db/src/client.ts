@@ -62,7 +62,7 @@ export interface DatabaseOptions extends Pick<PoolConfig, 'max' | 'application_n
    * size. Its sessions keep ONE cached generic plan per statement (`plan_cache_mode =
    * force_generic_plan`: no planning per execution, which was a third to a half of the delivery
    * engine's time in PostgreSQL, docs/performance.md "Planning in the worker") and may plan only
-   * index lookups and nested loops (`BY_KEY_SESSION`), so a plan made on the statistics of a
+   * index lookups (`BY_KEY_SESSION`), so a plan made on the statistics of a
    * small table cannot become a scan of a large one later: that was why the worker plans every
    * execution (`customPlans`). Session mode only: behind PgBouncer in transaction mode statements
    * are unnamed and planned on each execution anyway, so they run on the main pool.
@@ -72,12 +72,14 @@ export interface DatabaseOptions extends Pick<PoolConfig, 'max' | 'application_n
 
 /**
  * The settings of a by-key session (DatabaseOptions.byKeyPool): one generic plan per statement,
- * made with sequential scans, bitmap scans, hash and merge joins and materialized inner sides
- * priced out, so the planner reaches each table through an index condition and joins by nested
- * loops whatever the statistics say. `test/by-key-plans.test.ts` (packages/delivery) checks every
- * by-key statement's generic plan on an empty database, the worst statistics there are.
+ * made with sequential and bitmap scans priced out, so the planner reaches each table through an
+ * index whatever the statistics say; that the index condition is each index's key is the
+ * statements' part. Hash joins stay allowed: between a statement's own inputs (its arrays, its
+ * CTEs) a nested loop costs their product, which a drain's batches of hundreds of rows felt
+ * (docs/performance.md "Planning in the worker"). `test/by-key-plans.test.ts` (packages/delivery)
+ * checks every by-key statement's generic plan on an empty database, the worst statistics there are.
  */
-export const BY_KEY_SESSION = 'SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_material = off; SET max_parallel_workers_per_gather = 0';
+export const BY_KEY_SESSION = 'SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_bitmapscan = off; SET max_parallel_workers_per_gather = 0';
 
 /** The one place a pool is opened. */
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {

@@ -2,7 +2,7 @@
  * The by-key statements keep one generic plan each on the worker's by-key pool
  * (DatabaseOptions.byKeyPool): a plan made once, on whatever statistics the tables had then. So
  * each must reach every table through an index condition on the index's leading column (its
- * key), at every table size. Checked here on an empty database, the worst statistics there are:
+ * key), at every table size; how it joins its own inputs (arrays, CTEs) is the planner's. Checked here on an empty database, the worst statistics there are:
  * on an empty table a scan of a whole index (a partial index of open rows or of unrelayed
  * events, say) costs as little as a lookup, and a plan that took it then would walk a backlog's
  * length on every call once the backlog came. Also: which pool each statement runs on.
@@ -39,7 +39,7 @@ function nodesOf(node: PlanNode): PlanNode[] {
 /** The scan of the partial index of unrelayed events is UNRELAYED_READ's way in, by design: in seq order from the start. */
 const DESIGNED_SCANS: Record<string, string[]> = { webhook_unrelayed_read: ['events_unrelayed_idx'] };
 
-test('every by-key statement plans, on an empty database, as index conditions on each index\'s key and nested loops only', async () => {
+test('every by-key statement plans, on an empty database, as index conditions on each index\'s key: no table scanned, no index walked', async () => {
   const byKey = definedStatements().filter((st) => st.byKey);
   expect(byKey.map((st) => st.name).sort()).toEqual([
     'webhook_claim_and_read', 'webhook_close_delivered_claims', 'webhook_fanout_read_many', 'webhook_fanout_write', 'webhook_fanout_write_mirrored',
@@ -60,7 +60,9 @@ test('every by-key statement plans, on an empty database, as index conditions on
         const [row] = (await client.query(`EXPLAIN (FORMAT JSON) EXECUTE probe(${new Array(params).fill('NULL').join(', ')})`)).rows;
         for (const n of nodesOf(row['QUERY PLAN'][0].Plan as PlanNode)) {
           const type = n['Node Type'];
-          if (['Seq Scan', 'Bitmap Heap Scan', 'Bitmap Index Scan', 'Hash Join', 'Merge Join', 'Materialize'].includes(type)) problems.push(`${st.name}: ${type} ${n['Relation Name'] ?? ''}`);
+          // A hash join or a materialized side is fine between a statement's own inputs (its
+          // arrays, its CTEs): a table reached in one is still reached by key, as checked below.
+          if (['Seq Scan', 'Bitmap Heap Scan', 'Bitmap Index Scan', 'Tid Scan'].includes(type)) problems.push(`${st.name}: ${type} ${n['Relation Name'] ?? ''}`);
           if (type !== 'Index Scan' && type !== 'Index Only Scan') continue;
           const index = n['Index Name']!;
           if (DESIGNED_SCANS[st.name]?.includes(index)) continue;
@@ -79,7 +81,7 @@ test('every by-key statement plans, on an empty database, as index conditions on
   }
 });
 
-test('a by-key statement runs on the by-key pool (one generic plan, index lookups only); others, and any inside a transaction, on the main pool', async () => {
+test('a by-key statement runs on the by-key pool (one generic plan, no scans of tables); others, and any inside a transaction, on the main pool', async () => {
   const settingsProbe = statement<{ mode: string; seqscan: string }>('by_key_probe_settings', "SELECT current_setting('plan_cache_mode') AS mode, current_setting('enable_seqscan') AS seqscan", { byKey: true });
   const plainProbe = statement<{ mode: string; seqscan: string }>('plain_probe_settings', "SELECT current_setting('plan_cache_mode') AS mode, current_setting('enable_seqscan') AS seqscan");
   expect(await runStatement(database.db, settingsProbe, [])).toEqual([{ mode: 'force_generic_plan', seqscan: 'off' }]);
