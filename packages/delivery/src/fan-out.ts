@@ -51,8 +51,7 @@ export async function planFanOut(deps: Pick<Deps, 'database'>, eventIds: readonl
   const plan: FanOutPlan = { eventIds: [], bodies: [], rows: [], mirrored: false };
   if (eventIds.length === 0) return plan;
   const db = deps.database.db;
-  // FANOUT_READ answers relayed events too: those another fan-out wrote meanwhile are left.
-  const found = read ?? (await runStatement(db, FANOUT_READ, [eventIds])).filter((r) => r.relayed_at === null);
+  const found = read ?? await runStatement(db, FANOUT_READ, [eventIds]);
   for (const r of found) {
     plan.eventIds.push(r.id);
     if (r.mirrored) plan.mirrored = true;
@@ -101,7 +100,6 @@ export async function writeFanOut(deps: Pick<Deps, 'database'>, plan: FanOutPlan
     bodies.map((b) => b.id), bodies.map((b) => b.accountId), bodies.map((b) => b.eventId), bodies.map((b) => b.type), bodies.map((b) => b.mode), bodies.map((b) => b.body),
     rows.map((d) => d.id), rows.map((d) => d.accountId), rows.map((d) => d.endpointId), rows.map((d) => d.eventId), rows.map((d) => d.eventType), rows.map((d) => d.bodyId), rows.map((d) => d.eventCreatedAt),
     claim && claim.ids.size > 0 ? claim.until : null, claim ? [...claim.ids] : [],
-    true, // only events still unrelayed are marked (FANOUT_WRITE's $17)
   ]);
   const inserted = new Set(written.ids);
   const claimed = new Map<string, HeldClaim>();

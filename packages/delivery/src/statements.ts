@@ -4,14 +4,23 @@ import { statement } from '@teamchat/db';
  * The delivery path's hot queries as named statements (as the API's post path does, docs/performance.md "What the fast paths rely on"): parsed and
  * planned once per connection, no query builder per delivery, and each transition that used to
  * be a transaction of several round trips written as ONE statement (atomic on its own).
+ *
+ * BY KEY. The statements defined `{ byKey: true }` keep one generic plan each in the worker
+ * (DatabaseOptions.byKeyPool), made on whatever statistics the tables had then, so each must
+ * reach every table by its key at every table size. Two ways the planner would walk a backlog
+ * instead, and how these statements avoid them:
+ * - a condition that matches a partial index's predicate (`status IN ('pending', 'retrying')`:
+ *   the index of open rows; `relayed_at IS NULL`: the index of unrelayed events) lets it walk that
+ *   whole index, which on an empty table costs as little as a lookup: such a condition is written
+ *   `(...) IS TRUE`, the same test that no predicate is proved from;
+ * - an `EXISTS` may be planned hashed (one walk of every account's rows): a scalar subquery instead.
+ * `test/by-key-plans.test.ts` plans each on an empty database and fails on a table scanned or an
+ * index walked (docs/performance.md "Planning in the worker").
  */
 
 /**
- * Fan-out, read side, for a batch of events (seq order), each with its account's endpoints
- * enabled since it was raised; the caller keeps those still unrelayed (`relayed_at` null). By
- * key (DatabaseOptions.byKeyPool): the events by id. `relayed_at IS NULL` in the statement would
- * let its one generic plan scan the partial index of unrelayed events instead (a relay backlog's
- * length per call). $1 event ids.
+ * Fan-out, read side, for a batch of events: those still unrelayed (seq order), each with its
+ * account's endpoints enabled since it was raised. By key: the events by id. $1 event ids.
  */
 export type FanOutRead = {
   id: string; seq: string; account_id: string; type: string; channel_id: string | null; data: unknown; created_at: Date; relayed_at: Date | null;
@@ -22,9 +31,7 @@ export type FanOutRead = {
 /**
  * An event as the fan-out reads it: its columns, its account's endpoints enabled since it was
  * raised, and whether the account has an enabled mirror at all (the write's own join decides
- * which mirrors take the event). `mirrored` is a scalar subquery, not EXISTS: an EXISTS may be
- * planned hashed, one walk of every account's enabled mirrors per call, which a by-key plan must
- * not do (DatabaseOptions.byKeyPool).
+ * which mirrors take the event). `mirrored` is a scalar subquery, not EXISTS (BY KEY above).
  */
 const FANOUT_READ_COLUMNS = `
   SELECT e.id, e.seq, e.account_id, e.type, e.channel_id, e.data, e.created_at, e.relayed_at,
@@ -37,15 +44,15 @@ const FANOUT_READ_COLUMNS = `
          ), '[]'::json) AS endpoints
     FROM events e`;
 export const FANOUT_READ = statement<FanOutRead>('webhook_fanout_read_many', `${FANOUT_READ_COLUMNS}
-   WHERE e.id = ANY($1::text[])
+   WHERE e.id = ANY($1::text[]) AND (e.relayed_at IS NULL) IS TRUE
    ORDER BY e.seq`, { byKey: true });
 
 /**
  * The relay's scan and the fan-out's read in one (a relay that is caught up fans its scan out
  * itself, relay.ts): unrelayed events from the start, in seq order, as FANOUT_READ reads them.
- * $1 rows at most, $2 only these accounts' events (tests sharing one database) or NULL. By key
- * (DatabaseOptions.byKeyPool): its way in is the partial index of unrelayed events in seq order,
- * the scan it is, and the endpoints and mirrors by account.
+ * $1 rows at most, $2 only these accounts' events (tests sharing one database) or NULL. By key:
+ * its way in is the partial index of unrelayed events in seq order (the scan it is, named in the
+ * plans test), then the endpoints and mirrors by account.
  */
 export const UNRELAYED_READ = statement<FanOutRead>('webhook_unrelayed_read', `${FANOUT_READ_COLUMNS}
    WHERE e.relayed_at IS NULL AND ($2::text[] IS NULL OR e.account_id = ANY($2::text[]))
@@ -77,11 +84,7 @@ export type ClaimedRead = { row: Record<string, unknown>; endpoint: Record<strin
  * a slot at once, dispatcher.ts `claimable`), the others unclaimed (the pipeline claims each
  * right before its attempt). Each claimed row is answered in `claimed` as CLAIM_AND_READ answers
  * a claim: the row as written, its endpoint and account as they are in this statement, its body.
- * $17 true (the events still unrelayed are the ones marked). By key (DatabaseOptions.byKeyPool):
- * the events by id, the endpoints and accounts by id, the mirror lines' join by keys. The
- * unrelayed test is compared with $17, not written as `relayed_at IS NULL`, because that
- * condition would let its one generic plan walk the partial index of unrelayed events instead
- * (a relay backlog's length per call), as the open statuses of CLAIM_AND_READ are a parameter.
+ * By key: the events, endpoints and accounts by id, the mirror lines' join by keys.
  */
 /** The fan-out write's one answer row (fan-out.ts `FanOutWritten` is what writeFanOut makes of it). */
 type FanOutWriteRow = { relayed: string[]; ids: string[]; claimed: ClaimedRead[] };
@@ -89,7 +92,7 @@ function fanOutWriteText(mirrored: boolean): string {
   return `
   WITH relayed AS (
     UPDATE events SET relayed_at = now()
-     WHERE id = ANY($1::text[]) AND (relayed_at IS NULL) = $17::boolean
+     WHERE id = ANY($1::text[]) AND (relayed_at IS NULL) IS TRUE
     RETURNING id, account_id, type, channel_id, created_at
 ${mirrored ? MIRROR_LINES_CTE : ''}  ), bodies AS (
     INSERT INTO webhook_bodies (id, account_id, event_id, event_type, mode, body)
@@ -161,15 +164,13 @@ export const UNRELAYED = statement<{ id: string; seq: string }>('webhook_unrelay
  * The claim stage in one statement (spec: no two workers attempt one delivery at once): claims
  * the rows of $1 that are open, due and not under a live claim until $2, and answers each claimed row with everything its attempt needs, as
  * it is now (the row, its endpoint, its account, its body), for the pipeline to judge with the
- * one eligibility rule. Rows it did not claim are not answered. By key
- * (DatabaseOptions.byKeyPool): the rows by id; the open statuses are a parameter, because the
- * constants would let its one generic plan scan the partial index of open rows instead (a
- * backlog's length per call). $1 ids, $2 until, $3 now, $4 the open statuses (OPEN_STATUSES).
+ * one eligibility rule. Rows it did not claim are not answered. By key: the rows by id, then
+ * their endpoint, account and body by id. $1 ids, $2 until, $3 now.
  */
 export const CLAIM_AND_READ = statement<ClaimedRead>('webhook_claim_and_read', `
   WITH claimed AS (
     UPDATE webhook_deliveries SET claimed_until = $2
-     WHERE id = ANY($1::text[]) AND status = ANY($4::text[])
+     WHERE id = ANY($1::text[]) AND (status IN ('pending', 'retrying')) IS TRUE
        AND (next_retry_at IS NULL OR next_retry_at <= $3)
        AND (claimed_until IS NULL OR claimed_until < $3)
     RETURNING *
@@ -192,11 +193,10 @@ export const CLAIM_AND_READ = statement<ClaimedRead>('webhook_claim_and_read', `
  * $1 ids, $2 claims, $3 status codes, $4 latencies ms, $5 now, $6 now − 1 s, $7..$8 the rows'
  * `created_at` bounds (the partition key: a plan made with them touches only the partitions the
  * rows are in, where one without them planned and probed every weekly partition for each row:
- * 0.55 ms of planning per call, against 0.22), $9 the open statuses (OPEN_STATUSES). By key
- * (DatabaseOptions.byKeyPool): the rows by id (`d.id = ANY($1)` as well as the join on the
- * input, so the index condition is the key: without it, its one generic plan could walk the
- * partition's key index by `created_at` alone), the statuses a parameter as CLAIM_AND_READ's,
- * the endpoints by id. Answers the ids it closed (a row whose claim was lost is not among them).
+ * 0.55 ms of planning per call, against 0.22). By key: the rows by id (`d.id = ANY($1)` as well
+ * as the join on the input, so the index condition starts with the key: without it, its one
+ * generic plan could walk the partition's key index by `created_at` alone), the endpoints by id.
+ * Answers the ids it closed (a row whose claim was lost is not among them).
  */
 export const CLOSE_DELIVERED = statement<{ ids: string[] }>('webhook_close_delivered_claims', `
   WITH input AS (
@@ -206,7 +206,7 @@ export const CLOSE_DELIVERED = statement<{ ids: string[] }>('webhook_close_deliv
        SET status = 'delivered', response_status = i.response_status, latency_ms = i.latency_ms, error = NULL,
            attempted_at = $5, claimed_until = NULL, next_retry_at = NULL
       FROM input i
-     WHERE d.id = ANY($1::text[]) AND d.id = i.id AND d.created_at >= $7 AND d.created_at < $8 AND d.claimed_until = i.claim AND d.status = ANY($9::text[])
+     WHERE d.id = ANY($1::text[]) AND d.id = i.id AND d.created_at >= $7 AND d.created_at < $8 AND d.claimed_until = i.claim AND (d.status IN ('pending', 'retrying')) IS TRUE
     RETURNING d.id, d.endpoint_id
   ), locked AS (
     SELECT w.id FROM webhook_endpoints w
@@ -226,10 +226,9 @@ export const CLOSE_DELIVERED = statement<{ ids: string[] }>('webhook_close_deliv
  * Gives back claims that will not be sent on (a claim grown old before its slot came, a row
  * claimed at a fan-out's write that its dispatcher did not take, a pipeline that failed before
  * sending, a closing dispatcher's claims ahead), so the next attempt can claim the rows at once.
- * Only rows still open and still under that claim. By key (DatabaseOptions.byKeyPool), the
- * statuses a parameter as CLAIM_AND_READ's. $1 ids, $2 the claim, $3 the open statuses.
+ * Only rows still open and still under that claim. By key: the rows by id. $1 ids, $2 the claim.
  */
 export const RELEASE_CLAIMS = statement<{ id: string }>('webhook_release_claims', `
   UPDATE webhook_deliveries SET claimed_until = NULL
-   WHERE id = ANY($1::text[]) AND claimed_until = $2 AND status = ANY($3::text[])
+   WHERE id = ANY($1::text[]) AND claimed_until = $2 AND (status IN ('pending', 'retrying')) IS TRUE
   RETURNING id`, { byKey: true });

@@ -44,7 +44,7 @@ export async function loadDeliveryContexts(db: Executor, deliveryIds: readonly s
  */
 export async function claimAndReadDeliveries(db: Executor, ids: readonly string[], now: Date, until: Date): Promise<Map<string, DeliveryContext>> {
   if (ids.length === 0) return new Map();
-  return claimedContexts(await runStatement(db, CLAIM_AND_READ, [ids, until, now, OPEN_STATUSES]));
+  return claimedContexts(await runStatement(db, CLAIM_AND_READ, [ids, until, now]));
 }
 
 /**
@@ -109,7 +109,7 @@ export async function closeDelivered(
   const { now, rows } = input;
   const params = [
     rows.map((x) => x.deliveryId), rows.map((x) => x.claim), rows.map((x) => x.responseStatus), rows.map((x) => x.latencyMs), now, new Date(now.getTime() - 1000),
-    ...createdBounds(rows.map((x) => x.createdAt)), OPEN_STATUSES,
+    ...createdBounds(rows.map((x) => x.createdAt)),
   ];
   // The attempts were made: their rows must be closed, or a single attempt would send them
   // again. The statement is atomic and fenced on the claims: run again on a deadlock.
@@ -151,7 +151,7 @@ export async function retryOnConflict<T>(work: () => Promise<T>): Promise<T> {
 /** Gives back `claim` on the rows of `ids` still open under it (a batch's rows it did not attempt). */
 export async function releaseClaims(db: Executor, ids: readonly string[], claim: Date): Promise<number> {
   if (ids.length === 0) return 0;
-  return (await runStatement(db, RELEASE_CLAIMS, [ids, claim, OPEN_STATUSES])).length;
+  return (await runStatement(db, RELEASE_CLAIMS, [ids, claim])).length;
 }
 
 /** The fence every write after an attempt carries: this row, still open, still under our claim. */
