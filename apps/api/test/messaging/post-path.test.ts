@@ -333,6 +333,42 @@ describe('ts strictly increasing in commit order (docs/api.md "Message `ts`"; th
     expect(new Set(later.map((m) => m.tsMicros)).size).toBe(5);
     expectCommitOrderIsTsOrder(snapshots);
   });
+
+  test("posts waiting for a channel queue on its lock in arrival order (docs/performance.md 'One channel is serial')", async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
+    const actor = await actorOf(a);
+    const waiting = async () => (await db().execute<{ n: number }>(sql`
+      SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rows[0].n;
+    const until = async (n: number) => {
+      for (let i = 0; i < 200 && (await waiting()) < n; i += 1) await new Promise((r) => setTimeout(r, 10));
+      expect(await waiting()).toBe(n);
+    };
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    let posted!: () => void;
+    const inTx = new Promise<void>((r) => { posted = r; });
+    const slow = db().transaction(async (tx) => {
+      await postMessage(tx, { actor, channelId: ch, text: 'holds the channel' });
+      posted();
+      await held;
+    });
+    await inTx;
+    // Each post is sent once the one before it waits: they wait on the channel's queue lock, not
+    // on its row (where waiters race for the row when its holder commits).
+    const queued: Promise<MessageRow>[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      queued.push(postMessage(db(), { actor, channelId: ch, text: `queued ${i}` }));
+      await until(i + 1);
+    }
+    const rowWaits = (await db().execute<{ n: number }>(sql`
+      SELECT count(*)::int AS n FROM pg_locks WHERE locktype IN ('tuple', 'transactionid') AND NOT granted`)).rows[0].n;
+    expect(rowWaits).toBe(0);
+    release();
+    await slow;
+    const done = await Promise.all(queued);
+    for (let i = 1; i < done.length; i += 1) expect(done[i].tsMicros > done[i - 1].tsMicros).toBe(true);
+  });
 });
 
 describe('the post statement is atomic (outbox rows commit with the message or not at all)', () => {

@@ -67,6 +67,11 @@ export interface PostWritten {
  *   the last ts if the clock has not moved past it (same microsecond, clock skew between API
  *   processes) — only if the poster is a member. The lock is held until commit, so ts order is
  *   commit order: a reader paging by ts never misses a message committed later with a smaller ts.
+ * - `queued`: before the row, the channel's queue lock (a transaction-scoped advisory lock named
+ *   for the channel, `channel-posts:<id>`), so that posts waiting for one channel go in arrival
+ *   order. Waiters on a row lock all wake when its holder commits and race for the row, the
+ *   losers waiting again; on a busy channel that race cost throughput and set the tail
+ *   (docs/performance.md "One channel is serial"). The row lock is then taken without a wait.
  * - `root`: a reply bumps its thread root's reply_count (after the lock: `ch` gates it);
  * - `msg`: the message, only if the ts was taken and, for a reply, the root is still there;
  * - `mf`: which files the message attaches (message_files), from $6's `file_id`s, already
@@ -87,11 +92,13 @@ export interface PostWritten {
 export const postWrite = statement<PostWritten>('post_message', `
   WITH auth AS (
     SELECT ${authenticationConfirmedSql(13, '$2::text')} AS ok
+  ), queued AS (
+    SELECT pg_advisory_xact_lock(hashtextextended('channel-posts:' || $1::text, 0))
   ), ch AS (
     UPDATE channels
        SET last_ts_micros = GREATEST(last_ts_micros + 1, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint)
      WHERE id = $1::text AND account_id = $2::text
-       AND (SELECT ok FROM auth)
+       AND (SELECT ok FROM auth) AND EXISTS (SELECT 1 FROM queued)
        AND EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = $1::text AND m.identity_id = $3::text)
  RETURNING last_ts_micros AS ts
   ), root AS (
