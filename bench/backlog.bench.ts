@@ -30,7 +30,7 @@
  *
  * Knobs: BENCH_BACKLOG_SIZE (720000; e.g. 20000 for development), BENCH_BACKLOG_ACCOUNTS (16: the
  * backlog is spread over that many accounts' endpoints on the one receiver; one seat's 65,000
- * daily units bound what one account can be sent in a day), BENCH_BACKLOG_WORKERS (1),
+ * daily units bound what one account can be sent in a day), BENCH_BACKLOG_WORKERS (1), BENCH_BACKLOG_ROLES (none: e.g. `new,due`, one worker per role, docs/operations.md "Worker roles"),
  * BENCH_BACKLOG_APIS (1: API processes; posts go round-robin over them), BENCH_BACKLOG_STEADY (20000), BENCH_BACKLOG_LIVE_RATE (20 events/s), BENCH_BACKLOG_MAX_DRAIN_S
  * (1200), BENCH_BACKLOG_SAMPLE_S (5), BENCH_BACKLOG_COLD (0).
  */
@@ -56,7 +56,10 @@ const num = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 const SIZE = num('BENCH_BACKLOG_SIZE', 720_000);
 const ACCOUNTS = num('BENCH_BACKLOG_ACCOUNTS', 16);
 const LIVE_ACCOUNTS = 4;
-const WORKERS = num('BENCH_BACKLOG_WORKERS', 1);
+/** BENCH_BACKLOG_ROLES=new,due: one worker per role listed (WORKER_ROLE, docs/operations.md "Worker roles"); else BENCH_BACKLOG_WORKERS workers of role `all` */
+const ROLES = (process.env.BENCH_BACKLOG_ROLES ?? '').split(',').filter(Boolean);
+const WORKERS = ROLES.length || num('BENCH_BACKLOG_WORKERS', 1);
+const WORKERS_NAMED = ROLES.length ? `${WORKERS} worker(s): ${ROLES.join(' + ')}` : `${WORKERS} worker(s)`;
 const APIS = num('BENCH_BACKLOG_APIS', 1);
 const STEADY = num('BENCH_BACKLOG_STEADY', 20_000);
 const LIVE_RATE = num('BENCH_BACKLOG_LIVE_RATE', 20);
@@ -255,16 +258,16 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
   const workers: WorkerProcess[] = [];
   const stopWorkers = async () => { await Promise.all(workers.splice(0).map((w) => w.stop())); };
   // A worker that did not say "worker started" within its minute (a loaded machine) is tried again, twice.
-  const startWorker = async (): Promise<WorkerProcess> => {
+  const startWorker = async (role: string): Promise<WorkerProcess> => {
     for (let tries = 1; ; tries += 1) {
       try {
-        return await startWorkerProcess(workerEnv);
+        return await startWorkerProcess({ ...workerEnv, WORKER_ROLE: role });
       } catch (err) {
         if (tries >= 3) throw err;
       }
     }
   };
-  const startWorkers = async () => { for (let i = 0; i < WORKERS; i += 1) workers.push(await startWorker()); };
+  const startWorkers = async () => { for (let i = 0; i < WORKERS; i += 1) workers.push(await startWorker(ROLES[i] ?? 'all')); };
   const rows: Array<Record<string, string | number>> = [];
   const figures: Figure[] = [];
   const notes: string[] = [];
@@ -304,7 +307,7 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
     await startWorkers();
     const steadyGot = await waitArrivals(committed * EVENTS_PER_POST, 600_000);
     const steady = steadyRate(await receiver.call<Arrival[]>('arrivals'));
-    rows.push({ phase: `steady state: ${committed * EVENTS_PER_POST} new events, ${WORKERS} worker(s)`, 'deliveries/s': Math.round(steady), arrived: steadyGot, note: 'relay → fan-out → dispatch, first attempts' });
+    rows.push({ phase: `steady state: ${committed * EVENTS_PER_POST} new events, ${WORKERS_NAMED}`, 'deliveries/s': Math.round(steady), arrived: steadyGot, note: 'relay → fan-out → dispatch, first attempts' });
     // The live load's latency with no backlog (the baseline of the same load during the drain).
     await liveReceiver.call('reset');
     const quietStagesBefore = await stageHistogram(workers[0].opsPort).catch(() => null);
@@ -435,7 +438,7 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
     });
     const status = (await db.execute<{ status: string; n: string }>(sql`SELECT status, count(*) AS n FROM webhook_deliveries WHERE id LIKE ${`dlv_bk${tag}%`} GROUP BY status`)).rows;
     rows.push(
-      { phase: `drain: ${ids.length} due at once, ${WORKERS} worker(s) ${COLD ? 'started at that moment' : 'running since the steady state'}`, 'deliveries/s': Math.round(drain), arrived: byEvent.size, note: `${r1((100 * drain) / steady)} % of steady state; last arrival ${r1(drainS)} s after the start; rows ${status.map((s) => `${s.status} ${s.n}`).join(', ')}` },
+      { phase: `drain: ${ids.length} due at once, ${WORKERS_NAMED} ${COLD ? 'started at that moment' : 'running since the steady state'}`, 'deliveries/s': Math.round(drain), arrived: byEvent.size, note: `${r1((100 * drain) / steady)} % of steady state; last arrival ${r1(drainS)} s after the start; rows ${status.map((s) => `${s.status} ${s.n}`).join(', ')}` },
       { phase: `new events during the drain (${LIVE_ACCOUNTS} other accounts, ${LIVE_RATE} events/s offered)`, 'deliveries/s': '', arrived: liveLat.length, note: `API 2xx → receiver p50 ${r1(pct(liveLat, 50))} ms, p99 ${r1(pct(liveLat, 99))} ms, of ${live.length * EVENTS_PER_POST} expected` },
       { phase: 'ledger by event id (backlog)', 'deliveries/s': '', arrived: byEvent.size, note: `missing ${missing}, delivered twice ${twice}` },
     );
@@ -443,7 +446,7 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
     const third = Math.max(1, Math.floor(rss.length / 3));
     const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     figures.push(
-      { id: 'backlog_drain_per_s', figure: `Outage backlog drain, ${ids.length} due deliveries, ${WORKERS} worker(s)`, value: Math.round(drain), unit: '/s', baseline: 'steady-state deliveries/s, same workers, same accounts', baselineValue: Math.round(steady), ratioPct: r1((100 * drain) / steady), target: '≥ 80 % of steady state', met: drain >= 0.8 * steady && missing === 0 },
+      { id: 'backlog_drain_per_s', figure: `Outage backlog drain, ${ids.length} due deliveries, ${WORKERS_NAMED}`, value: Math.round(drain), unit: '/s', baseline: 'steady-state deliveries/s, same workers, same accounts', baselineValue: Math.round(steady), ratioPct: r1((100 * drain) / steady), target: '≥ 80 % of steady state', met: drain >= 0.8 * steady && missing === 0 },
       { id: 'backlog_redis_bytes_per_waiting', figure: 'Redis used_memory per waiting delivery (wake-up jobs)', value: Math.round(perWaiting), unit: 'B', baseline: 'empty queue', baselineValue: 0 },
       { id: 'backlog_live_e2e_p99_ms', figure: `New events' latency p99 (API 2xx → receiver) during the drain, ${LIVE_RATE} events/s of other accounts`, value: r1(pct(liveLat, 99)), unit: 'ms', baseline: 'the same load with no backlog, same run', baselineValue: r1(pct(quietLat, 99)), target: '≤ 50 ms (the webhook latency target)', met: pct(liveLat, 99) <= 50 },
     );
@@ -452,7 +455,7 @@ export default async function backlogBench(ctx: BenchContext): Promise<BenchResu
     console.table(samples);
     if (backlogArrived < ids.length) notes.push(`the drain was cut at BENCH_BACKLOG_MAX_DRAIN_S=${MAX_DRAIN_S} s with ${ids.length - backlogArrived} deliveries not yet arrived (missing counts them).`);
     return {
-      title: `Outage backlog: ${ids.length} retrying deliveries (seeded in SQL, jobs through BullMQ) due at once, ${APIS} API process(es), ${WORKERS} worker(s), ${ACCOUNTS} accounts`,
+      title: `Outage backlog: ${ids.length} retrying deliveries (seeded in SQL, jobs through BullMQ) due at once, ${APIS} API process(es), ${WORKERS_NAMED}, ${ACCOUNTS} accounts`,
       rows,
       figures,
       notes: [

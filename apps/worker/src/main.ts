@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   await deps.warmth.run(engineWarmUp(deps), deps.logger);
   if (isShuttingDown()) return;
   engine.worker = startWorker(deps);
-  deps.logger.info('worker started', { ops_port: ops.port });
+  deps.logger.info('worker started', { ops_port: ops.port, role: config.workerRole });
 }
 
 main().catch((err: Error) => {

@@ -9,17 +9,22 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
-/** Starts every background loop of the worker process against the given deps. */
+/**
+ * Starts the background loops of the worker process's role (WORKER_ROLE, docs/operations.md
+ * "Worker roles") against the given deps: a `new` worker runs only the engine's relay and
+ * fan-out; the jobs and their maintenance run with everything that falls due (`due`, `all`).
+ */
 export function startWorker(deps: Deps, options: { maintenanceIntervalMs?: number; webhooks?: DeliveryEngineOptions } = {}): RunningWorker {
+  const role = options.webhooks?.role ?? deps.config.workerRole;
   const connection = createRedisFor(deps.config, 'worker');
-  const runner = startJobRunner(deps, connection);
-  const maintenance = startMaintenance(deps, options.maintenanceIntervalMs);
-  const webhooks = startDeliveryEngine(deps, options.webhooks);
+  const runner = role === 'new' ? null : startJobRunner(deps, connection);
+  const maintenance = role === 'new' ? null : startMaintenance(deps, options.maintenanceIntervalMs);
+  const webhooks = startDeliveryEngine(deps, { ...options.webhooks, role });
   return {
     webhooks,
     async close() {
-      maintenance.stop();
-      await Promise.all([runner.close(), webhooks.close()]);
+      maintenance?.stop();
+      await Promise.all([runner?.close(), webhooks.close()]);
       connection.disconnect();
     },
   };

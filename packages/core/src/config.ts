@@ -4,6 +4,14 @@ import { randomBytes } from 'node:crypto';
 import Joi from 'joi';
 import { PLAN_LIMITS, Plan, PlanLimits } from './plans';
 
+/**
+ * What a worker process runs (docs/operations.md "Worker roles"): `all` the whole engine; `new`
+ * the relay and the fan-out, so new events' first attempts; `due` everything that falls due
+ * later (retries, rows left waiting, the sweep, maintenance, mirrors, background jobs).
+ */
+export type WorkerRole = 'all' | 'new' | 'due';
+export const WORKER_ROLES: readonly WorkerRole[] = ['all', 'new', 'due'];
+
 export interface Config {
   nodeEnv: 'development' | 'production' | 'test';
   databaseUrl: string;
@@ -64,6 +72,8 @@ export interface Config {
   opsPort: number;
   /** operations port of a worker process; default 9465; 0 = any free port (several workers on one machine) */
   workerOpsPort: number;
+  /** what a worker process runs (WORKER_ROLE); default all */
+  workerRole: WorkerRole;
   /** how long a graceful shutdown may take before the process exits anyway, in ms; default 25000 */
   shutdownTimeoutMs: number;
   /** PostgreSQL statement_timeout and idle_in_transaction_session_timeout of the API and MCP pools, in ms; default 5000 */
@@ -125,6 +135,7 @@ const schema = Joi.object({
   MCP_SESSION_IDLE_MINUTES: Joi.number().integer().min(1).max(24 * 60).default(60),
   OPS_PORT: Joi.number().port().default(9464),
   WORKER_OPS_PORT: Joi.number().port().default(9465),
+  WORKER_ROLE: Joi.string().valid(...WORKER_ROLES).default('all'),
   SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(1000).max(600_000).default(25_000),
   DB_STATEMENT_TIMEOUT_MS: Joi.number().integer().min(100).max(600_000).default(5_000),
   WORKER_DB_STATEMENT_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
@@ -227,6 +238,7 @@ export function loadConfig(
     mcpSessionIdleMinutes: value.MCP_SESSION_IDLE_MINUTES,
     opsPort: value.OPS_PORT,
     workerOpsPort: value.WORKER_OPS_PORT,
+    workerRole: value.WORKER_ROLE,
     shutdownTimeoutMs: value.SHUTDOWN_TIMEOUT_MS,
     dbStatementTimeoutMs: value.DB_STATEMENT_TIMEOUT_MS,
     workerDbStatementTimeoutMs: value.WORKER_DB_STATEMENT_TIMEOUT_MS,

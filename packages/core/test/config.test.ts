@@ -34,6 +34,13 @@ describe('config is validated once, at boot (README: Configuration)', () => {
     expect(() => loadConfig({ SECRETS_KEY: KEY, DATABASE_POOL_MODE: 'statement' })).toThrow(/DATABASE_POOL_MODE/);
   });
 
+  test('WORKER_ROLE: all by default, new or due (docs/operations.md "Worker roles"), nothing else', () => {
+    expect(loadConfig({ SECRETS_KEY: KEY }).workerRole).toBe('all');
+    expect(loadConfig({ SECRETS_KEY: KEY, WORKER_ROLE: 'new' }).workerRole).toBe('new');
+    expect(loadConfig({ SECRETS_KEY: KEY, WORKER_ROLE: 'due' }).workerRole).toBe('due');
+    expect(() => loadConfig({ SECRETS_KEY: KEY, WORKER_ROLE: 'relay' })).toThrow(/WORKER_ROLE/);
+  });
+
   test('a bad value stops boot with a message naming it', () => {
     expect(() => loadConfig({ SECRETS_KEY: 'not-hex' })).toThrow(ConfigError);
     expect(() => loadConfig({ SECRETS_KEY: KEY, API_PORT: 'eighty' })).toThrow(/API_PORT/);

@@ -3,7 +3,7 @@ import { fanOutAndHandOver, startFanoutWorker } from './fanout-worker';
 import { maintenanceScheduleFrom, webhookMaintenance } from './maintenance';
 import { startMirrorSender, type MirrorSenderOptions } from './mirror-sender';
 import { startRelay, type RelayOptions } from './relay';
-import { createRedisFor, type Deps } from '@teamchat/core';
+import { createRedisFor, type Deps, type WorkerRole } from '@teamchat/core';
 import { Dispatcher } from './dispatcher';
 import type { AttemptOutcome } from './pipeline';
 import { webhookQueuesFor } from './queues';
@@ -20,6 +20,8 @@ export interface DeliveryEngineOptions {
   accountIds?: readonly string[];
   /** the channel mirrors' sender (docs/mirrors.md) */
   mirrors?: Omit<MirrorSenderOptions, 'accountIds'>;
+  /** which parts run here (docs/operations.md "Worker roles"); default `all` */
+  role?: WorkerRole;
 }
 
 export interface DeliveryEngine {
@@ -44,16 +46,22 @@ export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions =
   };
   const dispatcher = new Dispatcher(deps, transport, onOutcome);
   deps.metrics.watchDispatcher(() => dispatcher.stats());
-  const relay = startRelay(deps, queues, { accountIds: options.accountIds, fanOutHere: (ids, read) => fanOutAndHandOver(deps, dispatcher, ids, read), ...options.relay });
-  const fanout = startFanoutWorker(deps, connection, dispatcher);
-  const delivery = startDeliveryWorker(deps, connection, dispatcher, options.deliveryConcurrency);
+  // A role runs its parts only (docs/operations.md "Worker roles"): `new` the relay and the
+  // fan-out (new events' first attempts, handed to this dispatcher), `due` the wake-ups, the
+  // maintenance pass (the sweep among it) and the mirrors. A deployment needs both somewhere.
+  const role = options.role ?? 'all';
+  const runsNew = role !== 'due';
+  const runsDue = role !== 'new';
+  const relay = runsNew ? startRelay(deps, queues, { accountIds: options.accountIds, fanOutHere: (ids, read) => fanOutAndHandOver(deps, dispatcher, ids, read), ...options.relay }) : null;
+  const fanout = runsNew ? startFanoutWorker(deps, connection, dispatcher) : null;
+  const delivery = runsDue ? startDeliveryWorker(deps, connection, dispatcher, options.deliveryConcurrency) : null;
   // Channel mirrors: a second kind of target, sent through this engine's dispatcher (lanes,
   // in-flight slots) on its transport (docs/mirrors.md "Sending").
-  const mirrors = startMirrorSender(deps, dispatcher, transport, { accountIds: options.accountIds, ...options.mirrors });
+  const mirrors = runsDue ? startMirrorSender(deps, dispatcher, transport, { accountIds: options.accountIds, ...options.mirrors }) : null;
   const state = maintenanceScheduleFrom(Date.now());
   let busy = false;
   const maintain = () => webhookMaintenance(deps, queues, state, options.accountIds);
-  const timer = setInterval(() => {
+  const timer = !runsDue ? undefined : setInterval(() => {
     if (busy) return;
     busy = true;
     maintain()
@@ -65,16 +73,16 @@ export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions =
         busy = false;
       });
   }, options.maintenanceIntervalMs ?? 5000);
-  timer.unref();
+  timer?.unref();
   return {
     dispatcher,
     maintain,
     async close() {
       clearInterval(timer);
-      await relay.stop();
+      await relay?.stop();
       // BullMQ's close waits for the jobs in progress (short: they hand rows over); then the
       // attempts on the wire finish and are recorded. Rows still waiting stay open for the sweep.
-      await Promise.all([fanout.close(), delivery.close(), mirrors.stop()]);
+      await Promise.all([fanout?.close(), delivery?.close(), mirrors?.stop()]);
       await dispatcher.close();
       await transport.close();
       connection.disconnect();
