@@ -338,8 +338,11 @@ describe('ts strictly increasing in commit order (docs/api.md "Message `ts`"; th
     const a = await messagingAccount(h);
     const ch = await makeChannel(a.ownerApi);
     const actor = await actorOf(a);
-    const waiting = async () => (await db().execute<{ n: number }>(sql`
-      SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rows[0].n;
+    // Lock waits of this file's database only: other test files run beside it on the same server.
+    const waitsOf = async (types: string[]) => (await db().execute<{ n: number }>(sql`
+      SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+       WHERE a.datname = current_database() AND l.locktype = ANY(string_to_array(${types.join(',')}, ',')) AND NOT l.granted`)).rows[0].n;
+    const waiting = () => waitsOf(['advisory']);
     const until = async (n: number) => {
       for (let i = 0; i < 200 && (await waiting()) < n; i += 1) await new Promise((r) => setTimeout(r, 10));
       expect(await waiting()).toBe(n);
@@ -357,14 +360,19 @@ describe('ts strictly increasing in commit order (docs/api.md "Message `ts`"; th
     // Each post is sent once the one before it waits: they wait on the channel's queue lock, not
     // on its row (where waiters race for the row when its holder commits).
     const queued: Promise<MessageRow>[] = [];
-    for (let i = 0; i < 5; i += 1) {
-      queued.push(postMessage(db(), { actor, channelId: ch, text: `queued ${i}` }));
-      await until(i + 1);
-    }
-    const rowWaits = (await db().execute<{ n: number }>(sql`
-      SELECT count(*)::int AS n FROM pg_locks WHERE locktype IN ('tuple', 'transactionid') AND NOT granted`)).rows[0].n;
+    // The holder is released whatever happens, or the posts behind it would hang the file.
+    const rowWaits = await (async () => {
+      try {
+        for (let i = 0; i < 5; i += 1) {
+          queued.push(postMessage(db(), { actor, channelId: ch, text: `queued ${i}` }));
+          await until(i + 1);
+        }
+        return await waitsOf(['tuple', 'transactionid']);
+      } finally {
+        release();
+      }
+    })();
     expect(rowWaits).toBe(0);
-    release();
     await slow;
     const done = await Promise.all(queued);
     for (let i = 1; i < done.length; i += 1) expect(done[i].tsMicros > done[i - 1].tsMicros).toBe(true);
