@@ -1,5 +1,6 @@
 import { and, eq, events } from '@teamchat/db';
 import { startDeliveryEngine, type DeliveryEngine } from '../src';
+import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
 import { startReceiver, type Receiver } from '../../../test/support/https-receiver';
 import { makeChannel, messagingAccount, post } from '../../../test/support/messaging';
@@ -9,9 +10,11 @@ import { createEndpointRow, deliveriesOf, eventually, startWebhookHarness } from
  * Worker roles (docs/operations.md "Worker roles"): a `new` worker relays and fans out new events
  * and sends their first attempts; everything that falls due later (a retry, rows left waiting,
  * the sweep) is a `due` worker's. A deployment with both delivers everything. Real HTTPS
- * receiver, PostgreSQL, Redis and BullMQ; the engines run in this process, scoped to this
- * file's accounts.
+ * receiver, PostgreSQL, Redis and BullMQ; the engines run in this process. The file has a
+ * database of its own: it checks that nothing is sent or relayed for a while, and a whole
+ * worker started by another file on the shared database would relay every account's events.
  */
+let own: { name: string; url: string };
 let h: Harness;
 let rx: Receiver;
 const accountIds: string[] = [];
@@ -25,13 +28,15 @@ const stopAll = async () => { await Promise.all(running.splice(0).map((e) => e.c
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
-  h = await startWebhookHarness();
+  own = await createMigratedDatabase('teamchat_roles');
+  h = await startWebhookHarness({ databaseUrl: own.url });
   rx = await startReceiver();
 });
 afterEach(stopAll);
 afterAll(async () => {
   await rx.close();
   await h.close();
+  await dropDatabase(own.name);
 });
 
 async function setup() {
