@@ -1,4 +1,4 @@
-import { createRedisFor, type Deps } from '@teamchat/core';
+import { createRedisFor, runsPart, type Deps } from '@teamchat/core';
 import { startJobRunner } from './job-runner';
 import { startMaintenance } from './maintenance';
 import { startDeliveryEngine, type DeliveryEngineOptions } from '@teamchat/delivery';
@@ -17,8 +17,8 @@ export interface RunningWorker {
 export function startWorker(deps: Deps, options: { maintenanceIntervalMs?: number; webhooks?: DeliveryEngineOptions } = {}): RunningWorker {
   const role = options.webhooks?.role ?? deps.config.workerRole;
   const connection = createRedisFor(deps.config, 'worker');
-  const runner = role === 'new' ? null : startJobRunner(deps, connection);
-  const maintenance = role === 'new' ? null : startMaintenance(deps, options.maintenanceIntervalMs);
+  const runner = runsPart(role, 'due') ? startJobRunner(deps, connection) : null;
+  const maintenance = runsPart(role, 'due') ? startMaintenance(deps, options.maintenanceIntervalMs) : null;
   const webhooks = startDeliveryEngine(deps, { ...options.webhooks, role });
   return {
     webhooks,

@@ -11,6 +11,8 @@ import { PLAN_LIMITS, Plan, PlanLimits } from './plans';
  */
 export type WorkerRole = 'all' | 'new' | 'due';
 export const WORKER_ROLES: readonly WorkerRole[] = ['all', 'new', 'due'];
+/** Whether a worker of `role` runs the `part` named for a role (`all` runs both). */
+export const runsPart = (role: WorkerRole, part: 'new' | 'due'): boolean => role === 'all' || role === part;
 
 export interface Config {
   nodeEnv: 'development' | 'production' | 'test';

@@ -3,7 +3,7 @@ import { fanOutAndHandOver, startFanoutWorker } from './fanout-worker';
 import { maintenanceScheduleFrom, webhookMaintenance } from './maintenance';
 import { startMirrorSender, type MirrorSenderOptions } from './mirror-sender';
 import { startRelay, type RelayOptions } from './relay';
-import { createRedisFor, type Deps, type WorkerRole } from '@teamchat/core';
+import { createRedisFor, runsPart, type Deps, type WorkerRole } from '@teamchat/core';
 import { Dispatcher } from './dispatcher';
 import type { AttemptOutcome } from './pipeline';
 import { webhookQueuesFor } from './queues';
@@ -50,8 +50,8 @@ export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions =
   // fan-out (new events' first attempts, handed to this dispatcher), `due` the wake-ups, the
   // maintenance pass (the sweep among it) and the mirrors. A deployment needs both somewhere.
   const role = options.role ?? 'all';
-  const runsNew = role !== 'due';
-  const runsDue = role !== 'new';
+  const runsNew = runsPart(role, 'new');
+  const runsDue = runsPart(role, 'due');
   const relay = runsNew ? startRelay(deps, queues, { accountIds: options.accountIds, fanOutHere: (ids, read) => fanOutAndHandOver(deps, dispatcher, ids, read), ...options.relay }) : null;
   const fanout = runsNew ? startFanoutWorker(deps, connection, dispatcher) : null;
   const delivery = runsDue ? startDeliveryWorker(deps, connection, dispatcher, options.deliveryConcurrency) : null;

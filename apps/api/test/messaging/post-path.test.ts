@@ -379,6 +379,38 @@ describe('ts strictly increasing in commit order (docs/api.md "Message `ts`"; th
   });
 });
 
+test("a caller who may not post in a channel is refused at once, without joining its queue", async () => {
+  const a = await messagingAccount(h);
+  const bob = await memberCaller(h, a.accountId); // in the account, not in the channel
+  const ch = await makeChannel(a.ownerApi);
+  // Refused once: this process now knows the channel's facts, so the next post skips their
+  // read and only the post statement itself checks membership.
+  expect((await bob.post(`/channels/${ch}/messages`, { text: 'first try' })).status).toBe(403);
+  const actor = await actorOf(a);
+  let release!: () => void;
+  const held = new Promise<void>((r) => { release = r; });
+  let posted!: () => void;
+  const inTx = new Promise<void>((r) => { posted = r; });
+  const slow = db().transaction(async (tx) => {
+    await postMessage(tx, { actor, channelId: ch, text: 'holds the channel' });
+    posted();
+    await held;
+  });
+  await inTx;
+  const refused = await (async () => {
+    try {
+      return await bob.post(`/channels/${ch}/messages`, { text: 'not a member' });
+    } finally {
+      release();
+    }
+  })();
+  expect(refused.status).toBe(403);
+  expect(refused.body.error.code).toBe('not_a_member');
+  await slow;
+  const rows = await db().select().from(messages).where(eq(messages.channelId, ch));
+  expect(rows.map((m) => m.text)).toEqual(['holds the channel']);
+});
+
 describe('the post statement is atomic (outbox rows commit with the message or not at all)', () => {
   test('an event row that fails to insert takes the message and the ts with it (no BEGIN, still nothing written)', async () => {
     const a = await messagingAccount(h);

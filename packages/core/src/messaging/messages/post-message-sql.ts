@@ -72,6 +72,8 @@ export interface PostWritten {
  *   order. Waiters on a row lock all wake when its holder commits and race for the row, the
  *   losers waiting again; on a busy channel that race cost throughput and set the tail
  *   (docs/performance.md "One channel is serial"). The row lock is then taken without a wait.
+ *   Only a confirmed member of the channel, in the caller's account, joins the queue: a caller
+ *   from elsewhere is refused without waiting behind the channel's posts or holding them up.
  * - `root`: a reply bumps its thread root's reply_count (after the lock: `ch` gates it);
  * - `msg`: the message, only if the ts was taken and, for a reply, the root is still there;
  * - `mf`: which files the message attaches (message_files), from $6's `file_id`s, already
@@ -94,6 +96,8 @@ export const postWrite = statement<PostWritten>('post_message', `
     SELECT ${authenticationConfirmedSql(13, '$2::text')} AS ok
   ), queued AS (
     SELECT pg_advisory_xact_lock(hashtextextended('channel-posts:' || $1::text, 0))
+      FROM channels c JOIN channel_members m ON m.channel_id = c.id AND m.identity_id = $3::text
+     WHERE c.id = $1::text AND c.account_id = $2::text AND (SELECT ok FROM auth)
   ), ch AS (
     UPDATE channels
        SET last_ts_micros = GREATEST(last_ts_micros + 1, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint)
