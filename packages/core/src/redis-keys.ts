@@ -51,6 +51,15 @@ export function inFlightKey(c: RedisKeyConfig, accountId: string): string {
   return `${c.redisPrefix}:webhooks:inflight:${tag(c, accountId)}`;
 }
 
+/**
+ * Where each worker process's dispatcher says since when rows of an account have waited in its
+ * lanes (one hash, a field per process: delivery's lane-ages.ts), for the sweep to tell rows
+ * waiting for a slot from rows whose wake-up was lost.
+ */
+export function laneAgesKey(c: RedisKeyConfig): string {
+  return `${c.redisPrefix}:webhooks:lane-ages`;
+}
+
 /** The outbox relay's lease (one key); `scope` narrows it to a set of accounts (tests). */
 export function relayLeaseKey(c: RedisKeyConfig, scope = ''): string {
   return `${c.redisPrefix}:webhooks:relay-lease${scope}`;

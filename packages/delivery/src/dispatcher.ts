@@ -139,6 +139,8 @@ function remember<V>(known: Set<string> | Map<string, V>, id: string, value?: V)
  */
 class Lane {
   readonly waiting = new Map<string, string[]>();
+  /** per endpoint, when each of its waiting rows came into the lane (Date.now()), in the order of `waiting` */
+  private readonly since = new Map<string, number[]>();
   size = 0;
   inFlight = 0;
   readonly inFlightByEndpoint = new Map<string, number>();
@@ -206,11 +208,23 @@ class Lane {
     return until;
   }
 
-  push(row: WaitingRow): void {
+  push(row: WaitingRow, now = Date.now()): void {
     const q = this.waiting.get(row.endpointId);
-    if (q) q.push(row.id);
-    else this.waiting.set(row.endpointId, [row.id]);
+    if (q) {
+      q.push(row.id);
+      this.since.get(row.endpointId)!.push(now);
+    } else {
+      this.waiting.set(row.endpointId, [row.id]);
+      this.since.set(row.endpointId, [now]);
+    }
     this.size += 1;
+  }
+
+  /** When the row that has waited longest here came into the lane (Infinity: none waits). */
+  oldestSince(): number {
+    let oldest = Infinity;
+    for (const t of this.since.values()) if (t[0] < oldest) oldest = t[0];
+    return oldest;
   }
 
   /** Up to `n` rows, the endpoints taking turns, each held to its part of `cap` while others wait. */
@@ -225,6 +239,9 @@ class Lane {
         const busy = this.inFlightByEndpoint.get(endpointId) ?? 0;
         if (busy >= this.limitOf(endpointId, part)) continue;
         const id = q.shift()!;
+        const since = this.since.get(endpointId)!;
+        since.shift();
+        if (q.length === 0) this.since.delete(endpointId);
         out.push({ id, accountId: '', endpointId });
         this.inFlightByEndpoint.set(endpointId, busy + 1);
         this.size -= 1;
@@ -353,6 +370,20 @@ export class Dispatcher {
         deps.logger.warn('giving in-flight slots back failed; they expire after the claim time', { error: err.message }));
       return slots.map(() => null);
     });
+  }
+
+  /**
+   * Per account, when the row that has waited longest in its lane came in, for the lanes whose
+   * oldest row came before `before` (lane-ages.ts: published for the sweep).
+   */
+  waitingSince(before: number): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [accountId, lane] of this.lanes) {
+      if (lane.size === 0) continue;
+      const since = lane.oldestSince();
+      if (since < before) out.set(accountId, since);
+    }
+    return out;
   }
 
   /** Rows waiting here, attempts on the wire, and the accounts (lanes) they belong to (tests, metrics). */

@@ -18,6 +18,7 @@ export * from './store';
 export * from './units';
 export * from './queues';
 export * from './sweep';
+export * from './lane-ages';
 export * from './manual';
 export * from './test-event';
 export * from './replay';

@@ -1,4 +1,5 @@
 import { DELIVERY_LOG_RETENTION_MS, analyzeChangedLogPartitions, ensureDeliveryLogPartitions, foldEndpointHealth, purgeDeliveryLog, purgeMirrorLog, type Deps } from '@teamchat/core';
+import { readLaneAges } from './lane-ages';
 import type { WebhookQueues } from './queues';
 import { overdueAccounts } from './sweep';
 
@@ -21,7 +22,8 @@ export function maintenanceScheduleFrom(startedAt: number): { nextPurgeAt: numbe
 
 /**
  * The webhook half of a maintenance pass. The database is the truth: an account with open rows
- * overdue (their wake-up lost, a clock moved, a units reset) is woken, and whichever dispatcher
+ * overdue (their wake-up lost, a clock moved, a units reset; not rows waiting in a live process's
+ * lane for a slot, lane-ages.ts) is woken, and whichever dispatcher
  * takes the wake-up reads its due rows (sweep.ts). Every pass folds the endpoints' health
  * deltas into their rollups (docs/webhooks.md "Health and stats rollups") and renews the
  * statistics of a log partition that changed much (analyzeChangedLogPartitions). Hourly, the log's
@@ -29,7 +31,10 @@ export function maintenanceScheduleFrom(startedAt: number): { nextPurgeAt: numbe
  * whole weeks) and of the mirrors' delivery log (the same retention) runs.
  */
 export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, state: { nextPurgeAt: number }, accountIds?: readonly string[]): Promise<{ woken: number; purged: number }> {
-  const overdue = await overdueAccounts(deps.database.db, deps.now(), OVERDUE_GRACE_MS, accountIds);
+  // Rows waiting in a live process's lane are not lost (lane-ages.ts). Without Redis nothing is
+  // known of the lanes, and every overdue row counts, as it would with no lanes at all.
+  const waitingSince = await readLaneAges(deps).catch(() => undefined);
+  const overdue = await overdueAccounts(deps.database.db, deps.now(), OVERDUE_GRACE_MS, accountIds, undefined, waitingSince);
   await queues.wakeAccounts(overdue);
   await foldEndpointHealth(deps.database.db);
   await analyzeChangedLogPartitions(deps.database.db);

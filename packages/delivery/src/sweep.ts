@@ -8,12 +8,28 @@ import { sql, type Executor } from '@teamchat/db';
  * the account's due rows, oldest first. Accounts that are read-only or suspended are left until
  * they are active again. `accountIds` narrows it (tests sharing one database).
  *
+ * Rows waiting in a live process's lane are not lost: for an account whose rows have waited in a
+ * lane since some time (`waitingSince`, lane-ages.ts), only rows due before that time less the
+ * grace count (a backlog's rows wait in lanes longer than the grace, and waking their account
+ * had another dispatcher read them into its lane too: two processes on the same rows).
+ *
  * The accounts with open rows are found by skipping through the open-rows index one account at a
  * time (a loose index scan), and each is asked for one overdue row: the cost grows with the
  * accounts that have open rows, not with the rows (an outage's 720,000 are 16 probes).
  */
-export async function overdueAccounts(db: Executor, now: Date, graceMs: number, accountIds?: readonly string[], limit = 1000): Promise<string[]> {
+export async function overdueAccounts(
+  db: Executor, now: Date, graceMs: number, accountIds?: readonly string[], limit = 1000,
+  /**
+   * per account, since when rows of it have waited in a live process's lane (lane-ages.ts): its
+   * rows due after that less the grace may be waiting there, so only rows due before that count
+   */
+  waitingSince?: ReadonlyMap<string, number>,
+): Promise<string[]> {
   const cutoff = new Date(now.getTime() - graceMs);
+  const waits = [...(waitingSince ?? [])].filter(([, since]) => since - graceMs < cutoff.getTime());
+  const laterIds = waits.map(([id]) => id);
+  const laterCutoffs = waits.map(([, since]) => new Date(since - graceMs));
+  // (each array is ONE parameter: drizzle's template would spread a bare array into a list)
   const result = await db.execute<{ id: string }>(sql`
     WITH RECURSIVE open_accounts AS (
       (SELECT account_id FROM webhook_deliveries WHERE status IN ('pending', 'retrying') ORDER BY account_id LIMIT 1)
@@ -28,7 +44,9 @@ export async function overdueAccounts(db: Executor, now: Date, graceMs: number, 
       JOIN accounts a ON a.id = o.account_id AND a.state = 'active'
      WHERE EXISTS (SELECT 1 FROM webhook_deliveries d
                     WHERE d.account_id = o.account_id AND d.status IN ('pending', 'retrying')
-                      AND COALESCE(d.next_retry_at, d.created_at) < ${cutoff}
+                      AND COALESCE(d.next_retry_at, d.created_at) < COALESCE(
+                            (SELECT w.cutoff FROM unnest(${sql.param(laterIds)}::text[], ${sql.param(laterCutoffs.map((d) => d.toISOString()))}::timestamptz[]) AS w(id, cutoff) WHERE w.id = o.account_id),
+                            ${cutoff})
                       AND (d.claimed_until IS NULL OR d.claimed_until < ${now}))
        ${accountIds ? sql`AND o.account_id IN (${sql.join([...accountIds, ''].map((id) => sql`${id}`), sql`, `)})` : sql``}
      LIMIT ${limit}`);

@@ -1,4 +1,8 @@
-import { ACCOUNT_WAKE_UP_AHEAD_MS, ACCOUNT_WAKE_UP_COARSE_AHEAD_MS, ACCOUNT_WAKE_UP_COARSE_STEP_MS, Dispatcher, WebhookQueues, WebhookTransport, fanOutEvents, overdueAccounts, type AttemptOutcome } from '../src';
+import {
+  ACCOUNT_WAKE_UP_AHEAD_MS, ACCOUNT_WAKE_UP_COARSE_AHEAD_MS, ACCOUNT_WAKE_UP_COARSE_STEP_MS, Dispatcher, LANE_AGES_STALE_MS, WebhookQueues, WebhookTransport, fanOutEvents, overdueAccounts,
+  publishLaneAges, readLaneAges, type AttemptOutcome,
+} from '../src';
+import { laneAgesKey } from '@teamchat/core';
 import { accounts, eq, inArray, webhookDeliveries } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
@@ -155,4 +159,72 @@ test('the sweep wakes the accounts whose rows are overdue and free: not rows und
   const waiting = await queues.delivery.getJobs(['waiting', 'prioritized']);
   expect(waiting.map((j) => j.data)).toEqual([{ accountId: overdue.accountId }]);
   await queues.delivery.obliterate({ force: true });
+});
+
+test('rows waiting in a live process\'s lane are not swept: only rows due before the lane\'s oldest row, less the grace, count; a process that stopped publishing counts for nothing', async () => {
+  const acc = await accountWithRows(2, '/lane-sweep');
+  const now = h.deps.now();
+  const t = now.getTime();
+  await h.deps.database.db.update(webhookDeliveries).set({ status: 'retrying', nextRetryAt: new Date(t - 60_000) }).where(inArray(webhookDeliveries.id, acc.ids));
+  const mine = [acc.accountId];
+  const sweep = (waitingSince?: ReadonlyMap<string, number>) => overdueAccounts(h.deps.database.db, now, 10_000, mine, undefined, waitingSince);
+  // No lane holds the account: its rows, due a minute ago, are overdue.
+  expect(await sweep()).toEqual([acc.accountId]);
+  // A lane has held rows of it since 55 s ago: rows due up to the grace before that may be there.
+  expect(await sweep(new Map([[acc.accountId, t - 55_000]]))).toEqual([]);
+  // The lane's oldest row came 40 s ago: a row due 60 s ago is older than anything it holds (lost).
+  expect(await sweep(new Map([[acc.accountId, t - 40_000]]))).toEqual([acc.accountId]);
+  // Another account's lane changes nothing for this one.
+  expect(await sweep(new Map([['acct_other', t - 55_000]]))).toEqual([acc.accountId]);
+
+  // Through Redis, as the processes publish them: the earliest of the live processes counts.
+  const key = laneAgesKey(h.deps.config);
+  await h.deps.redis.del(key);
+  try {
+    await publishLaneAges(h.deps, 'proc-a', new Map([[acc.accountId, t - 30_000]]), t - 1000);
+    await publishLaneAges(h.deps, 'proc-b', new Map([[acc.accountId, t - 55_000]]), t - 1000);
+    expect((await readLaneAges(h.deps, t)).get(acc.accountId)).toBe(t - 55_000);
+    expect(await sweep(await readLaneAges(h.deps, t))).toEqual([]);
+    // proc-b stops publishing (it died): past LANE_AGES_STALE_MS its entry counts for nothing, and the rows are the sweep's.
+    const later = t + LANE_AGES_STALE_MS;
+    await publishLaneAges(h.deps, 'proc-a', new Map([[acc.accountId, t - 30_000]]), later);
+    expect((await readLaneAges(h.deps, later)).get(acc.accountId)).toBe(t - 30_000);
+    expect(await sweep(await readLaneAges(h.deps, later))).toEqual([acc.accountId]);
+    // Long dead entries are deleted; a process whose lanes emptied removes its own.
+    await readLaneAges(h.deps, t + 6.5 * LANE_AGES_STALE_MS);
+    expect(await h.deps.redis.hkeys(key)).toEqual(['proc-a']);
+    expect(await publishLaneAges(h.deps, 'proc-a', new Map(), later)).toBe(false);
+    expect(await h.deps.redis.hkeys(key)).toEqual([]);
+  } finally {
+    await h.deps.redis.del(key);
+  }
+});
+
+test('a dispatcher tells since when rows have waited in each lane: the oldest waiting row\'s arrival, none once the lane is empty', async () => {
+  const slow = await startReceiver();
+  slow.fallback = { status: 200, delayMs: 1500 };
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: slow.url('/lane-age'), events: ['message.posted'] });
+  for (let i = 0; i < 8; i++) await post(a.ownerApi, ch, { text: `lane ${i}` });
+  const eventIds = (await eventsOf(h, a.accountId)).filter((e) => e.type === 'message.posted').map((e) => e.id);
+  const rows = await fanOutEvents(h.deps, eventIds);
+  const { d, outcomes } = dispatcher();
+  try {
+    const before = Date.now();
+    d.submit(rows.map((r) => ({ id: r.id, accountId: a.accountId, endpointId: r.endpointId })));
+    // 4 slots (2 seats): 4 rows on the wire for 1.5 s, 4 waiting since they came.
+    await eventually(async () => slow.inFlight === 4, 10_000, 'four attempts on the wire');
+    const since = d.waitingSince(Date.now() + 1);
+    expect([...since.keys()]).toEqual([a.accountId]);
+    expect(since.get(a.accountId)!).toBeGreaterThanOrEqual(before);
+    expect(since.get(a.accountId)!).toBeLessThanOrEqual(Date.now());
+    // Only lanes whose oldest row came before the bound are told.
+    expect(d.waitingSince(before - 1).size).toBe(0);
+    await eventually(async () => outcomes.length >= 8 && d.stats().inFlight === 0, 15_000, 'all delivered');
+    expect(d.waitingSince(Date.now() + 1).size).toBe(0);
+  } finally {
+    await d.close();
+    await slow.close();
+  }
 });
