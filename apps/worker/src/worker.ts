@@ -17,8 +17,9 @@ export interface RunningWorker {
 export function startWorker(deps: Deps, options: { maintenanceIntervalMs?: number; webhooks?: DeliveryEngineOptions } = {}): RunningWorker {
   const role = options.webhooks?.role ?? deps.config.workerRole;
   const connection = createRedisFor(deps.config, 'worker');
-  const runner = runsPart(role, 'due') ? startJobRunner(deps, connection) : null;
-  const maintenance = runsPart(role, 'due') ? startMaintenance(deps, options.maintenanceIntervalMs) : null;
+  const runsDue = runsPart(role, 'due');
+  const runner = runsDue ? startJobRunner(deps, connection) : null;
+  const maintenance = runsDue ? startMaintenance(deps, options.maintenanceIntervalMs) : null;
   const webhooks = startDeliveryEngine(deps, { ...options.webhooks, role });
   return {
     webhooks,

@@ -3,9 +3,9 @@ import { fanOutAndHandOver, startFanoutWorker } from './fanout-worker';
 import { maintenanceScheduleFrom, webhookMaintenance } from './maintenance';
 import { startMirrorSender, type MirrorSenderOptions } from './mirror-sender';
 import { startRelay, type RelayOptions } from './relay';
-import { createRedisFor, randomToken, runsPart, type Deps, type WorkerRole } from '@teamchat/core';
+import { createRedisFor, runsPart, type Deps, type WorkerRole } from '@teamchat/core';
 import { Dispatcher } from './dispatcher';
-import { LANE_AGE_PUBLISHED_FROM_MS, LANE_AGES_PUBLISH_MS, publishLaneAges } from './lane-ages';
+import { startLaneAgesPublisher } from './lane-ages';
 import type { AttemptOutcome } from './pipeline';
 import { webhookQueuesFor } from './queues';
 import { WebhookTransport } from './transport';
@@ -59,7 +59,7 @@ export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions =
   // Channel mirrors: a second kind of target, sent through this engine's dispatcher (lanes,
   // in-flight slots) on its transport (docs/mirrors.md "Sending").
   const mirrors = runsDue ? startMirrorSender(deps, dispatcher, transport, { accountIds: options.accountIds, ...options.mirrors }) : null;
-  const lanes = publishLanesOf(deps, dispatcher);
+  const lanes = startLaneAgesPublisher(deps, dispatcher);
   const state = maintenanceScheduleFrom(Date.now());
   let busy = false;
   const maintain = () => webhookMaintenance(deps, queues, state, options.accountIds);
@@ -89,45 +89,6 @@ export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions =
       await lanes.stop();
       await transport.close();
       connection.disconnect();
-    },
-  };
-}
-
-/**
- * Publishes, every LANE_AGES_PUBLISH_MS, since when rows have waited in this dispatcher's lanes
- * (lane-ages.ts), for the sweep of every process: whatever the role, a process whose lanes hold
- * rows publishes them. `stop` removes this engine's entry (its rows are the sweep's again).
- */
-function publishLanesOf(deps: Deps, dispatcher: Dispatcher): { stop(): Promise<void> } {
-  const id = randomToken(8);
-  let published = false;
-  let busy = false;
-  let failing = false;
-  const publish = () => {
-    if (busy) return;
-    const since = dispatcher.waitingSince(Date.now() - LANE_AGE_PUBLISHED_FROM_MS);
-    if (since.size === 0 && !published) return;
-    busy = true;
-    publishLaneAges(deps, id, since)
-      .then((there) => {
-        published = there;
-        failing = false;
-      })
-      .catch((err: Error) => {
-        // The sweep then counts these rows overdue after its grace, as without lanes: copies, never losses.
-        if (!failing) deps.logger.warn('publishing the lanes\' ages failed', { error: err.message });
-        failing = true;
-      })
-      .finally(() => {
-        busy = false;
-      });
-  };
-  const timer = setInterval(publish, LANE_AGES_PUBLISH_MS);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      if (published) await publishLaneAges(deps, id, new Map()).catch(() => undefined);
     },
   };
 }

@@ -1,4 +1,5 @@
-import { laneAgesKey, type Deps } from '@teamchat/core';
+import { laneAgesKey, randomToken, type Deps } from '@teamchat/core';
+import type { Dispatcher } from './dispatcher';
 
 /**
  * LANE AGES: since when rows of an account have waited in a live process's lanes, shared through
@@ -23,8 +24,10 @@ import { laneAgesKey, type Deps } from '@teamchat/core';
 export const LANE_AGES_PUBLISH_MS = 2000;
 /** Lanes whose oldest row has waited less than this are not published (the sweep's grace covers them). */
 export const LANE_AGE_PUBLISHED_FROM_MS = 3000;
-/** A process's entry older than this is ignored (it died, or Redis lost its last writes); older than 6× this, deleted. */
+/** A process's entry older than this is ignored (it died, or Redis lost its last writes). */
 export const LANE_AGES_STALE_MS = 3 * LANE_AGES_PUBLISH_MS;
+/** A process's entry older than this is deleted by the next reader. */
+export const LANE_AGES_FORGOTTEN_MS = 6 * LANE_AGES_STALE_MS;
 
 type Published = { at: number; since: Record<string, number> };
 
@@ -61,7 +64,7 @@ export async function readLaneAges(deps: Pick<Deps, 'redis' | 'config'>, now = D
       continue;
     }
     if (!(entry.at >= now - LANE_AGES_STALE_MS)) {
-      if (!(entry.at >= now - 6 * LANE_AGES_STALE_MS)) dead.push(processId);
+      if (!(entry.at >= now - LANE_AGES_FORGOTTEN_MS)) dead.push(processId);
       continue;
     }
     for (const [accountId, at] of Object.entries(entry.since)) {
@@ -71,4 +74,43 @@ export async function readLaneAges(deps: Pick<Deps, 'redis' | 'config'>, now = D
   }
   if (dead.length > 0) await deps.redis.hdel(key, ...dead);
   return out;
+}
+
+/**
+ * Publishes, every LANE_AGES_PUBLISH_MS, since when rows have waited in this dispatcher's lanes
+ * (above), for the sweep of every process: whatever the role, a process whose lanes hold
+ * rows publishes them. `stop` removes this engine's entry (its rows are the sweep's again).
+ */
+export function startLaneAgesPublisher(deps: Deps, dispatcher: Dispatcher): { stop(): Promise<void> } {
+  const id = randomToken(8);
+  let published = false;
+  let busy = false;
+  let failing = false;
+  const publish = () => {
+    if (busy) return;
+    const since = dispatcher.waitingSince(Date.now() - LANE_AGE_PUBLISHED_FROM_MS);
+    if (since.size === 0 && !published) return;
+    busy = true;
+    publishLaneAges(deps, id, since)
+      .then((there) => {
+        published = there;
+        failing = false;
+      })
+      .catch((err: Error) => {
+        // The sweep then counts these rows overdue after its grace, as without lanes: copies, never losses.
+        if (!failing) deps.logger.warn('publishing the lanes\' ages failed', { error: err.message });
+        failing = true;
+      })
+      .finally(() => {
+        busy = false;
+      });
+  };
+  const timer = setInterval(publish, LANE_AGES_PUBLISH_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      if (published) await publishLaneAges(deps, id, new Map()).catch(() => undefined);
+    },
+  };
 }

@@ -34,7 +34,7 @@ export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, stat
   // Rows waiting in a live process's lane are not lost (lane-ages.ts). Without Redis nothing is
   // known of the lanes, and every overdue row counts, as it would with no lanes at all.
   const waitingSince = await readLaneAges(deps).catch(() => undefined);
-  const overdue = await overdueAccounts(deps.database.db, deps.now(), OVERDUE_GRACE_MS, accountIds, undefined, waitingSince);
+  const overdue = await overdueAccounts(deps.database.db, deps.now(), OVERDUE_GRACE_MS, { accountIds, waitingSince });
   await queues.wakeAccounts(overdue);
   await foldEndpointHealth(deps.database.db);
   await analyzeChangedLogPartitions(deps.database.db);

@@ -6,7 +6,7 @@ import { sql, type Executor } from '@teamchat/db';
  * for): rows due for more than `graceMs` and not under a live claim. The database is the truth;
  * the sweep wakes each such account (queues.ts), and the dispatcher that takes the wake-up reads
  * the account's due rows, oldest first. Accounts that are read-only or suspended are left until
- * they are active again. `accountIds` narrows it (tests sharing one database).
+ * they are active again. `options.accountIds` narrows it (tests sharing one database).
  *
  * Rows waiting in a live process's lane are not lost: for an account whose rows have waited in a
  * lane since some time (`waitingSince`, lane-ages.ts), only rows due before that time less the
@@ -18,17 +18,23 @@ import { sql, type Executor } from '@teamchat/db';
  * accounts that have open rows, not with the rows (an outage's 720,000 are 16 probes).
  */
 export async function overdueAccounts(
-  db: Executor, now: Date, graceMs: number, accountIds?: readonly string[], limit = 1000,
-  /**
-   * per account, since when rows of it have waited in a live process's lane (lane-ages.ts): its
-   * rows due after that less the grace may be waiting there, so only rows due before that count
-   */
-  waitingSince?: ReadonlyMap<string, number>,
+  db: Executor, now: Date, graceMs: number,
+  options: {
+    /** only these accounts (tests sharing one database) */
+    accountIds?: readonly string[];
+    /**
+     * per account, since when rows of it have waited in a live process's lane (lane-ages.ts): its
+     * rows due after that less the grace may be waiting there, so only rows due before that count
+     */
+    waitingSince?: ReadonlyMap<string, number>;
+    limit?: number;
+  } = {},
 ): Promise<string[]> {
+  const { accountIds, waitingSince, limit = 1000 } = options;
   const cutoff = new Date(now.getTime() - graceMs);
   const waits = [...(waitingSince ?? [])].filter(([, since]) => since - graceMs < cutoff.getTime());
-  const laterIds = waits.map(([id]) => id);
-  const laterCutoffs = waits.map(([, since]) => new Date(since - graceMs));
+  const laneIds = waits.map(([id]) => id);
+  const laneCutoffs = waits.map(([, since]) => new Date(since - graceMs));
   // (each array is ONE parameter: drizzle's template would spread a bare array into a list)
   const result = await db.execute<{ id: string }>(sql`
     WITH RECURSIVE open_accounts AS (
@@ -45,7 +51,7 @@ export async function overdueAccounts(
      WHERE EXISTS (SELECT 1 FROM webhook_deliveries d
                     WHERE d.account_id = o.account_id AND d.status IN ('pending', 'retrying')
                       AND COALESCE(d.next_retry_at, d.created_at) < COALESCE(
-                            (SELECT w.cutoff FROM unnest(${sql.param(laterIds)}::text[], ${sql.param(laterCutoffs.map((d) => d.toISOString()))}::timestamptz[]) AS w(id, cutoff) WHERE w.id = o.account_id),
+                            (SELECT w.cutoff FROM unnest(${sql.param(laneIds)}::text[], ${sql.param(laneCutoffs.map((d) => d.toISOString()))}::timestamptz[]) AS w(id, cutoff) WHERE w.id = o.account_id),
                             ${cutoff})
                       AND (d.claimed_until IS NULL OR d.claimed_until < ${now}))
        ${accountIds ? sql`AND o.account_id IN (${sql.join([...accountIds, ''].map((id) => sql`${id}`), sql`, `)})` : sql``}

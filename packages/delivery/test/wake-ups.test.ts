@@ -1,6 +1,6 @@
 import {
-  ACCOUNT_WAKE_UP_AHEAD_MS, ACCOUNT_WAKE_UP_COARSE_AHEAD_MS, ACCOUNT_WAKE_UP_COARSE_STEP_MS, Dispatcher, LANE_AGES_STALE_MS, WebhookQueues, WebhookTransport, fanOutEvents, overdueAccounts,
-  publishLaneAges, readLaneAges, type AttemptOutcome,
+  ACCOUNT_WAKE_UP_AHEAD_MS, ACCOUNT_WAKE_UP_COARSE_AHEAD_MS, ACCOUNT_WAKE_UP_COARSE_STEP_MS, Dispatcher, LANE_AGES_FORGOTTEN_MS, LANE_AGES_STALE_MS, WebhookQueues, WebhookTransport, fanOutEvents, overdueAccounts,
+  publishLaneAges, readLaneAges, webhookMaintenance, type AttemptOutcome,
 } from '../src';
 import { laneAgesKey } from '@teamchat/core';
 import { accounts, eq, inArray, webhookDeliveries } from '@teamchat/db';
@@ -153,7 +153,7 @@ test('the sweep wakes the accounts whose rows are overdue and free: not rows und
     .where(inArray(webhookDeliveries.id, [...overdue.ids, ...claimed.ids, ...suspended.ids]));
   await h.deps.database.db.update(webhookDeliveries).set({ claimedUntil: new Date(now.getTime() + 60_000) }).where(inArray(webhookDeliveries.id, claimed.ids));
   await h.deps.database.db.update(accounts).set({ state: 'suspended' }).where(eq(accounts.id, suspended.accountId));
-  expect(await overdueAccounts(h.deps.database.db, now, 10_000, mine)).toEqual([overdue.accountId]);
+  expect(await overdueAccounts(h.deps.database.db, now, 10_000, { accountIds: mine })).toEqual([overdue.accountId]);
   // Woken through its job: whoever takes it reads the account's rows; the rows themselves get no job.
   await queues.wakeAccounts([overdue.accountId]);
   const waiting = await queues.delivery.getJobs(['waiting', 'prioritized']);
@@ -167,7 +167,7 @@ test('rows waiting in a live process\'s lane are not swept: only rows due before
   const t = now.getTime();
   await h.deps.database.db.update(webhookDeliveries).set({ status: 'retrying', nextRetryAt: new Date(t - 60_000) }).where(inArray(webhookDeliveries.id, acc.ids));
   const mine = [acc.accountId];
-  const sweep = (waitingSince?: ReadonlyMap<string, number>) => overdueAccounts(h.deps.database.db, now, 10_000, mine, undefined, waitingSince);
+  const sweep = (waitingSince?: ReadonlyMap<string, number>) => overdueAccounts(h.deps.database.db, now, 10_000, { accountIds: mine, waitingSince });
   // No lane holds the account: its rows, due a minute ago, are overdue.
   expect(await sweep()).toEqual([acc.accountId]);
   // A lane has held rows of it since 55 s ago: rows due up to the grace before that may be there.
@@ -191,12 +191,28 @@ test('rows waiting in a live process\'s lane are not swept: only rows due before
     expect((await readLaneAges(h.deps, later)).get(acc.accountId)).toBe(t - 30_000);
     expect(await sweep(await readLaneAges(h.deps, later))).toEqual([acc.accountId]);
     // Long dead entries are deleted; a process whose lanes emptied removes its own.
-    await readLaneAges(h.deps, t + 6.5 * LANE_AGES_STALE_MS);
+    await readLaneAges(h.deps, later + LANE_AGES_FORGOTTEN_MS - 1);
     expect(await h.deps.redis.hkeys(key)).toEqual(['proc-a']);
     expect(await publishLaneAges(h.deps, 'proc-a', new Map(), later)).toBe(false);
     expect(await h.deps.redis.hkeys(key)).toEqual([]);
   } finally {
     await h.deps.redis.del(key);
+  }
+});
+
+test('the maintenance pass reads the lanes\' ages: an account whose overdue rows wait in a live lane is not woken; once that lane is gone it is', async () => {
+  const acc = await accountWithRows(1, '/lane-maintain');
+  const t = h.deps.now().getTime();
+  await h.deps.database.db.update(webhookDeliveries).set({ status: 'retrying', nextRetryAt: new Date(t - 60_000) }).where(inArray(webhookDeliveries.id, acc.ids));
+  const schedule = { nextPurgeAt: Infinity };
+  try {
+    await publishLaneAges(h.deps, 'proc-lane', new Map([[acc.accountId, t - 55_000]]));
+    expect((await webhookMaintenance(h.deps, queues, schedule, [acc.accountId])).woken).toBe(0);
+    await publishLaneAges(h.deps, 'proc-lane', new Map());
+    expect((await webhookMaintenance(h.deps, queues, schedule, [acc.accountId])).woken).toBe(1);
+  } finally {
+    await h.deps.redis.del(laneAgesKey(h.deps.config));
+    await queues.delivery.obliterate({ force: true });
   }
 });
 

@@ -87,6 +87,34 @@ async function actorOf(a: MessagingAccount, identity?: { userId: string; identit
 
 const db = () => h.deps.database.db;
 
+/**
+ * Posts `text` in a transaction that then waits before its commit, holding the channel until
+ * `release` is called; answers once the post is in. `done` settles with the post once committed.
+ */
+async function holdChannel(actor: Actor, channelId: string, text: string): Promise<{ release: () => void; done: Promise<MessageRow> }> {
+  let release!: () => void;
+  const held = new Promise<void>((r) => { release = r; });
+  let posted!: () => void;
+  const inTx = new Promise<void>((r) => { posted = r; });
+  const done = db().transaction(async (tx) => {
+    const m = await postMessage(tx, { actor, channelId, text });
+    posted();
+    await held;
+    return m;
+  });
+  await Promise.race([inTx, done]);
+  return { release, done };
+}
+
+/** Runs `work` while `hold` holds its channel, releasing it whatever happens (posts queued behind it would hang the file). */
+async function whileHeld<T>(hold: { release: () => void }, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } finally {
+    hold.release();
+  }
+}
+
 async function messageRow(channelId: string, tsMicros: bigint): Promise<MessageRow> {
   const [row] = await db().select().from(messages).where(and(eq(messages.channelId, channelId), eq(messages.tsMicros, tsMicros)));
   return row;
@@ -309,24 +337,16 @@ describe('ts strictly increasing in commit order (docs/api.md "Message `ts`"; th
     let first: MessageRow | undefined;
     let later: MessageRow[] = [];
     const snapshots = await watchCommits(ch, async () => {
-      let release!: () => void;
-      const held = new Promise<void>((r) => { release = r; });
-      let posted!: () => void;
-      const inTx = new Promise<void>((r) => { posted = r; });
       // A keyed post runs in a transaction; this one waits before its commit.
-      const slow = db().transaction(async (tx) => {
-        first = await postMessage(tx, { actor, channelId: ch, text: 'slow' });
-        posted();
-        await held;
-      });
-      await inTx;
+      const slow = await holdChannel(actor, ch, 'slow');
       const fast = Promise.all(Array.from({ length: 5 }, (_, i) => postMessage(db(), { actor, channelId: ch, text: `fast ${i}` })));
-      await new Promise((r) => setTimeout(r, 300));
       // Nothing behind the lock has committed (or even taken a ts) yet.
-      const [{ n }] = (await db().execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM messages WHERE channel_id = ${ch}`)).rows;
+      const n = await whileHeld(slow, async () => {
+        await new Promise((r) => setTimeout(r, 300));
+        return (await db().execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM messages WHERE channel_id = ${ch}`)).rows[0].n;
+      });
       expect(n).toBe(0);
-      release();
-      await slow;
+      first = await slow.done;
       later = await fast;
     });
     for (const m of later) expect(m.tsMicros > first!.tsMicros).toBe(true);
@@ -347,33 +367,19 @@ describe('ts strictly increasing in commit order (docs/api.md "Message `ts`"; th
       for (let i = 0; i < 200 && (await waiting()) < n; i += 1) await new Promise((r) => setTimeout(r, 10));
       expect(await waiting()).toBe(n);
     };
-    let release!: () => void;
-    const held = new Promise<void>((r) => { release = r; });
-    let posted!: () => void;
-    const inTx = new Promise<void>((r) => { posted = r; });
-    const slow = db().transaction(async (tx) => {
-      await postMessage(tx, { actor, channelId: ch, text: 'holds the channel' });
-      posted();
-      await held;
-    });
-    await inTx;
+    const slow = await holdChannel(actor, ch, 'holds the channel');
     // Each post is sent once the one before it waits: they wait on the channel's queue lock, not
     // on its row (where waiters race for the row when its holder commits).
     const queued: Promise<MessageRow>[] = [];
-    // The holder is released whatever happens, or the posts behind it would hang the file.
-    const rowWaits = await (async () => {
-      try {
-        for (let i = 0; i < 5; i += 1) {
-          queued.push(postMessage(db(), { actor, channelId: ch, text: `queued ${i}` }));
-          await until(i + 1);
-        }
-        return await waitsOf(['tuple', 'transactionid']);
-      } finally {
-        release();
+    const rowWaits = await whileHeld(slow, async () => {
+      for (let i = 0; i < 5; i += 1) {
+        queued.push(postMessage(db(), { actor, channelId: ch, text: `queued ${i}` }));
+        await until(i + 1);
       }
-    })();
+      return waitsOf(['tuple', 'transactionid']);
+    });
     expect(rowWaits).toBe(0);
-    await slow;
+    await slow.done;
     const done = await Promise.all(queued);
     for (let i = 1; i < done.length; i += 1) expect(done[i].tsMicros > done[i - 1].tsMicros).toBe(true);
   });
@@ -386,27 +392,11 @@ test("a caller who may not post in a channel is refused at once, without joining
   // Refused once: this process now knows the channel's facts, so the next post skips their
   // read and only the post statement itself checks membership.
   expect((await bob.post(`/channels/${ch}/messages`, { text: 'first try' })).status).toBe(403);
-  const actor = await actorOf(a);
-  let release!: () => void;
-  const held = new Promise<void>((r) => { release = r; });
-  let posted!: () => void;
-  const inTx = new Promise<void>((r) => { posted = r; });
-  const slow = db().transaction(async (tx) => {
-    await postMessage(tx, { actor, channelId: ch, text: 'holds the channel' });
-    posted();
-    await held;
-  });
-  await inTx;
-  const refused = await (async () => {
-    try {
-      return await bob.post(`/channels/${ch}/messages`, { text: 'not a member' });
-    } finally {
-      release();
-    }
-  })();
+  const slow = await holdChannel(await actorOf(a), ch, 'holds the channel');
+  const refused = await whileHeld(slow, () => bob.post(`/channels/${ch}/messages`, { text: 'not a member' }));
   expect(refused.status).toBe(403);
   expect(refused.body.error.code).toBe('not_a_member');
-  await slow;
+  await slow.done;
   const rows = await db().select().from(messages).where(eq(messages.channelId, ch));
   expect(rows.map((m) => m.text)).toEqual(['holds the channel']);
 });
