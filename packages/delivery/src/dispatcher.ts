@@ -57,6 +57,17 @@ const REDIS_AWAY_PAUSE_MS = 250;
  * share between processes is asked for again at least this often.
  */
 export const SLOT_HANDOFF_MS = 2_000;
+/**
+ * How long a slot freed by a quick 2xx, with no row of its account waiting here to hand it to, is
+ * KEPT for the account's next row before it goes back to Redis (docs/webhooks.md "In flight per
+ * account"). A steady stream of one account (200 posts/s: a row every 5 ms) otherwise gave each
+ * slot back after every attempt and asked for it again for the next row: two Redis round trips
+ * per delivery, one of them between the fan-out's write and the POST. A kept slot is held, not
+ * used: the account has no more attempts on the wire than without it, only the slot's return is
+ * later, by this much at most; a test or replay waiting for a slot waits at most this long more.
+ * A slot is kept only while its attempt would still start within SLOT_HANDOFF_MS of its grant.
+ */
+export const SLOT_KEEP_MS = 50;
 
 /** Endpoints remembered by one process at most, per kind (the oldest are forgotten first). */
 const ENDPOINTS_REMEMBERED = 10_000;
@@ -155,6 +166,11 @@ class Lane {
   refilling = false;
   /** the account was woken while its rows were being read (read again once that read is in) */
   wokenDuringRead = false;
+  /**
+   * Slots freed by a quick 2xx with no row here to take them, kept for the account's next row
+   * (SLOT_KEEP_MS). Counted in `inFlight` (this process holds them in Redis), in no endpoint's.
+   */
+  readonly kept: KeptSlot[] = [];
   /** what the dispatcher's last attempts said of each endpoint (RecentAnswers), shared by its lanes */
   constructor(private readonly answers: RecentAnswers) {}
 
@@ -180,7 +196,8 @@ class Lane {
    */
   freeSlots(now: number): number {
     if (this.pausedUntil > now) return 0;
-    return (this.shareKnown ? this.share : FIRST_SHARE) - this.inFlight - this.size;
+    // A kept slot is free for the next row (and held already).
+    return (this.shareKnown ? this.share : FIRST_SHARE) - (this.inFlight - this.kept.length) - this.size;
   }
 
   /** An endpoint's part of `cap` while other endpoints of the account have rows waiting (at least 1). */
@@ -304,6 +321,13 @@ class Lane {
   }
 }
 
+/** A slot kept for its account's next row (Lane.kept): when Redis granted it, and its return's timer. */
+interface KeptSlot {
+  slot: Slot;
+  takenAt: number;
+  timer: NodeJS.Timeout;
+}
+
 export type Submitted = { kind: 'queued' } | { kind: 'full' } | { kind: 'wait'; until: Date } | { kind: 'skip' };
 
 /**
@@ -331,6 +355,8 @@ export class Dispatcher {
   private readonly ahead = new ClaimsAhead();
   /** per account, rows chosen by `claimable` whose fan-out write and submit are under way */
   private readonly reserved = new Map<string, number>();
+  /** accounts whose lanes keep slots (Lane.kept) */
+  private readonly keeping = new Set<string>();
   private inFlight = 0;
   /**
    * A pump found the process's cap (MAX_IN_FLIGHT) reached with rows waiting: the next row to
@@ -351,16 +377,18 @@ export class Dispatcher {
   private readonly releases: Coalescer<Slot, null>;
   private readonly maxWaiting: number;
   private readonly maxInFlight: number;
+  private readonly slotKeepMs: number;
 
   constructor(
     private readonly deps: Deps,
     private readonly transport: WebhookTransport,
     /** each recorded outcome (the worker schedules retries and wake-ups from it) */
     private readonly onOutcome: (outcome: AttemptOutcome) => void,
-    options: { maxWaitingPerAccount?: number; maxInFlight?: number } = {},
+    options: { maxWaitingPerAccount?: number; maxInFlight?: number; slotKeepMs?: number } = {},
   ) {
     this.maxWaiting = options.maxWaitingPerAccount ?? MAX_WAITING_PER_ACCOUNT;
     this.maxInFlight = options.maxInFlight ?? MAX_IN_FLIGHT;
+    this.slotKeepMs = options.slotKeepMs ?? SLOT_KEEP_MS;
     this.heads = new Coalescer(async (ids) => {
       const found = await loadRowHeads(deps.database.db, ids);
       return ids.map((id) => found.get(id));
@@ -525,6 +553,7 @@ export class Dispatcher {
 
   private pump(): void {
     if (this.closing) return;
+    this.useKeptSlots();
     if (this.asking) {
       this.again = true;
       return;
@@ -626,7 +655,7 @@ export class Dispatcher {
    */
   private handOff(item: { row: WaitingRow; lane: Lane; slot: Slot; takenAt: number }): boolean {
     const { lane } = item;
-    if (this.closing || Date.now() - item.takenAt > SLOT_HANDOFF_MS || lane.size === 0) return false;
+    if (this.closing || Date.now() - item.takenAt > SLOT_HANDOFF_MS || lane.size === 0 || !this.redisUp()) return false;
     if (this.inFlight >= this.maxInFlight || lane.inFlight > lane.share) return false;
     const next = lane.passOn(item.row.endpointId, lane.share);
     if (!next) return false;
@@ -634,6 +663,74 @@ export class Dispatcher {
     // Every answer that came in this turn of the event loop goes in one pipeline.
     if (this.handoffs.length === 1) setImmediate(() => this.start(this.handoffs.splice(0)));
     return true;
+  }
+
+  /**
+   * Keeps a slot that came off a quick 2xx, with no row of its account to hand it to now, for the
+   * account's next row (SLOT_KEEP_MS), while its attempt would still start within
+   * SLOT_HANDOFF_MS of its grant; after that it goes back to Redis. Answers whether it did.
+   */
+  private keep(item: { row: WaitingRow; lane: Lane; slot: Slot; takenAt: number }): boolean {
+    const { lane } = item;
+    if (this.closing || lane.size > 0 || lane.inFlight > lane.share || !this.redisUp()) return false;
+    if (Date.now() - item.takenAt + this.slotKeepMs > SLOT_HANDOFF_MS) return false;
+    // The endpoint's attempt is over; the slot stays the lane's (held in Redis).
+    lane.done(item.row.endpointId);
+    lane.inFlight += 1;
+    const accountId = item.row.accountId;
+    const kept: KeptSlot = { slot: item.slot, takenAt: item.takenAt, timer: setTimeout(() => this.returnKept(accountId, lane, kept), this.slotKeepMs) };
+    kept.timer.unref();
+    lane.kept.push(kept);
+    this.keeping.add(accountId);
+    return true;
+  }
+
+  /** A kept slot no row took in time goes back to Redis. */
+  private returnKept(accountId: string, lane: Lane, kept: KeptSlot): void {
+    const i = lane.kept.indexOf(kept);
+    if (i < 0) return;
+    lane.kept.splice(i, 1);
+    if (lane.kept.length === 0) this.keeping.delete(accountId);
+    // Counted as held until Redis has it back (as any slot given back: see start's release).
+    void this.releases.add(kept.slot).finally(() => {
+      lane.inFlight -= 1;
+      this.dropIfIdle(accountId, lane);
+      this.pump();
+    });
+  }
+
+  /**
+   * Whether this process's connection to Redis is up. A slot is handed on or kept only then: with
+   * Redis away, slots cannot be counted (a Redis that restarts empty no longer knows this one),
+   * so nothing more is sent on them.
+   */
+  private redisUp(): boolean {
+    return this.deps.redis.status === 'ready';
+  }
+
+  /** Rows that came to lanes keeping slots go out on those slots at once, without asking Redis. */
+  private useKeptSlots(): void {
+    if (this.keeping.size === 0) return;
+    const batch: Array<{ row: WaitingRow; lane: Lane; slot: Slot; takenAt: number }> = [];
+    for (const accountId of this.keeping) {
+      const lane = this.lanes.get(accountId);
+      if (!lane || lane.kept.length === 0) {
+        this.keeping.delete(accountId);
+        continue;
+      }
+      const room = this.maxInFlight - this.inFlight - batch.length;
+      if (lane.size === 0 || room <= 0 || !this.redisUp()) continue;
+      const rows = lane.take(Math.min(lane.kept.length, room), lane.share);
+      // `take` counts its rows as in flight; their slots were counted already.
+      lane.inFlight -= rows.length;
+      for (const row of rows) {
+        const kept = lane.kept.pop()!;
+        clearTimeout(kept.timer);
+        batch.push({ row: { ...row, accountId }, lane, slot: kept.slot, takenAt: kept.takenAt });
+      }
+      if (lane.kept.length === 0) this.keeping.delete(accountId);
+    }
+    if (batch.length > 0) this.start(batch);
   }
 
   private start(all: Array<{ row: WaitingRow; lane: Lane; slot: Slot; takenAt: number }>): void {
@@ -652,7 +749,7 @@ export class Dispatcher {
     const release = (item: Item, handOn = false) => {
       if (released.has(item)) return;
       released.add(item);
-      if (handOn && this.handOff(item)) return;
+      if (handOn && (this.handOff(item) || this.keep(item))) return;
       // The lane counts the slot as held until Redis has it back: a pump in between would ask
       // for a slot Redis still counts, get fewer than it asked for, and pause the lane.
       void this.releases.add(item.slot).finally(() => {
@@ -802,6 +899,19 @@ export class Dispatcher {
       lane.size = 0;
     }
     if (this.inFlight > 0) await new Promise<void>((resolve) => this.drained.push(resolve));
+    // Kept slots go back to Redis at once (attempts that ended meanwhile kept none: closing).
+    const kept: Slot[] = [];
+    for (const lane of this.lanes.values()) {
+      for (const k of lane.kept.splice(0)) {
+        clearTimeout(k.timer);
+        kept.push(k.slot);
+        lane.inFlight -= 1;
+      }
+    }
+    this.keeping.clear();
+    for (const [accountId, lane] of [...this.lanes]) this.dropIfIdle(accountId, lane);
+    await releaseSlots(this.deps, kept).catch((err: Error) =>
+      this.deps.logger.warn('giving kept in-flight slots back failed; they expire after the claim time', { error: err.message }));
     // Rows claimed ahead (by pipelines that have all started by now) go back to the database
     // unclaimed, for the next process to take at once.
     const held = (await Promise.all(this.ahead.takeAll())).filter((h) => h !== undefined);

@@ -1,6 +1,6 @@
 import { vetWebhookUrl, getMemberByEmail, inFlightKey, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
 import { Client } from 'pg';
-import { CLAIM_AHEAD_FRESH_MS, CLAIMS_AHEAD_PER_SLOT, ClaimsAhead, Dispatcher, PROBE_PAUSE_MAX_MS, PROBE_PAUSE_MS, SLOT_HANDOFF_MS, WebhookTransport, acquireInFlightSlots, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome } from '../src';
+import { CLAIM_AHEAD_FRESH_MS, CLAIMS_AHEAD_PER_SLOT, ClaimsAhead, Dispatcher, PROBE_PAUSE_MAX_MS, PROBE_PAUSE_MS, SLOT_HANDOFF_MS, SLOT_KEEP_MS, WebhookTransport, acquireInFlightSlots, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome } from '../src';
 import { eq, inArray, sql, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
@@ -394,7 +394,9 @@ test('a process at its in-flight cap goes on once rows finish: quick 2xx answers
   try {
     expect(d.submit(rows)).toBe(90);
     await eventually(async () => (await Promise.all(eps.map((e) => deliveriesOf(h, e.id)))).flat().every((r) => r.status === 'delivered'), 20_000, 'every row delivered');
-    expect(d.stats()).toEqual({ waiting: 0, inFlight: 0, accounts: 0 });
+    expect(d.stats()).toMatchObject({ waiting: 0, inFlight: 0 });
+    // A lane is forgotten once the slots it kept for its account's next row went back (SLOT_KEEP_MS).
+    await eventually(async () => d.stats().accounts === 0, 5_000, 'the lanes forgotten');
   } finally {
     await d.close();
   }
@@ -525,6 +527,56 @@ test('a slot that came off the wire goes straight to the account\'s next row (no
   }
 });
 
+test('a slot freed by a quick 2xx with no row waiting is kept for the account\'s next row (which goes on it without asking Redis), then goes back to Redis; closing gives kept slots back at once', async () => {
+  expect(SLOT_KEEP_MS).toBeLessThanOrEqual(100);
+  const rx = await startReceiver();
+  const a = await messagingAccount(h);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: rx.url('/kept'), events: ['message.posted'] });
+  const [first, second, third] = await pendingRows(a.accountId, ep.id, 3);
+  const outcomes: AttemptOutcome[] = [];
+  // A longer keep than SLOT_KEEP_MS, so the test's own steps fit in it on a loaded machine.
+  const keepMs = 1_000;
+  const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o), { slotKeepMs: keepMs });
+  const key = inFlightKey(h.deps.config, a.accountId);
+  const tokens = new Set<string>();
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      for (const t of await h.deps.redis.zrange(key, 0, -1)) tokens.add(t);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  })();
+  try {
+    d.submit([first]);
+    await eventually(async () => outcomes.length === 1, 10_000, 'the first row recorded');
+    // Its attempt is over, and its slot is still held: kept.
+    const [kept] = await h.deps.redis.zrange(key, 0, -1);
+    expect(kept).toBeDefined();
+    d.submit([second]);
+    await eventually(async () => outcomes.length === 2, 10_000, 'the second row recorded');
+    // The second row went out on the kept slot: Redis never granted another one.
+    expect(await h.deps.redis.zrange(key, 0, -1)).toEqual([kept]);
+    expect(tokens).toEqual(new Set([kept]));
+    // Kept no longer than its time: then it goes back to Redis.
+    const keptAt = Date.now();
+    await eventually(async () => (await h.deps.redis.zcard(key)) === 0, 5_000, 'the kept slot given back');
+    expect(Date.now() - keptAt).toBeGreaterThanOrEqual(keepMs / 2);
+    // A closing dispatcher gives its kept slots back at once.
+    d.submit([third]);
+    await eventually(async () => outcomes.length === 3, 10_000, 'the third row recorded');
+    expect(await h.deps.redis.zcard(key)).toBe(1);
+    await d.close();
+    expect(await h.deps.redis.zcard(key)).toBe(0);
+    expect(outcomes.every((o) => o.kind === 'done' && o.status === 'delivered')).toBe(true);
+    expect(rx.received).toHaveLength(3);
+  } finally {
+    sampling = false;
+    await sampler;
+    await d.close();
+    await rx.close();
+  }
+});
+
 test('an attempt\'s record chosen as a deadlock victim is run again: the attempt is recorded (failed, its retry scheduled), never left for the sweep to send again', async () => {
   const a = await messagingAccount(h);
   const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/deadlock'), events: ['message.posted'] });
@@ -598,6 +650,9 @@ test('a dispatcher claims ahead only for an endpoint whose last answer was quick
     // Quick answers first: the endpoint is known quick.
     d.submit(await pendingRows(a.accountId, ep.id, 4));
     await eventually(async () => outcomes.length === 4, 10_000, 'four quick answers recorded');
+    // Their slots, kept for the account's next rows (SLOT_KEEP_MS), back in Redis: the next rows
+    // get all four slots in one ask, so the claims ahead are made in one pipeline.
+    await slotsReturned(a.accountId);
     // Then the receiver holds its answers: four rows on the wire, the next eight (twice the share) claimed ahead, the rest unclaimed.
     rx.fallback = { hang: true };
     d.submit(await pendingRows(a.accountId, ep.id, 20));
@@ -624,6 +679,7 @@ test('a fan-out\'s write claims ahead only rows within CLAIMS_AHEAD_PER_SLOT tim
     // A quick answer: the endpoint is known quick.
     d.submit(await pendingRows(a.accountId, ep.id, 1));
     await eventually(async () => outcomes.length === 1 && d.stats().inFlight === 0, 10_000, 'the quick answer recorded');
+    await slotsReturned(a.accountId);
     // Then its receiver holds its answers: four rows on the wire, the next eight claimed ahead,
     // and twelve more waiting in the lane: a queue longer than twice the share.
     rx.fallback = { hang: true };
@@ -643,6 +699,11 @@ test('a fan-out\'s write claims ahead only rows within CLAIMS_AHEAD_PER_SLOT tim
     await rx.close();
   }
 });
+
+/** Resolves once Redis holds none of the account's in-flight slots (those kept for its next rows went back). */
+async function slotsReturned(accountId: string): Promise<void> {
+  await eventually(async () => (await h.deps.redis.zcard(inFlightKey(h.deps.config, accountId))) === 0, 5_000, 'the kept slots back in Redis');
+}
 
 /** Open rows of the endpoint under a claim and not yet attempted (on the wire, or claimed ahead). */
 async function pendingIdsClaimed(endpointId: string): Promise<string[]> {
