@@ -489,6 +489,26 @@ test('a failing endpoint\'s next probe goes when its pause ends, even while the 
   }
 });
 
+/** Every lease token Redis holds for the account, sampled every few ms until `stop`. */
+function sampleLeases(accountId: string): { tokens: Set<string>; stop: () => Promise<void> } {
+  const key = inFlightKey(h.deps.config, accountId);
+  const tokens = new Set<string>();
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      for (const t of await h.deps.redis.zrange(key, 0, -1)) tokens.add(t);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  })();
+  return {
+    tokens,
+    stop: async () => {
+      sampling = false;
+      await sampler;
+    },
+  };
+}
+
 test('a slot that came off the wire goes straight to the account\'s next row (no round trip to Redis), for at most SLOT_HANDOFF_MS after Redis granted it; the cap holds throughout', async () => {
   const rx = await startReceiver();
   const a = await messagingAccount(h); // cap 4
@@ -497,15 +517,7 @@ test('a slot that came off the wire goes straight to the account\'s next row (no
   const outcomes: AttemptOutcome[] = [];
   const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o));
   // The account's leases as Redis holds them, sampled while the rows go out.
-  const key = inFlightKey(h.deps.config, a.accountId);
-  const tokens = new Set<string>();
-  let sampling = true;
-  const sampler = (async () => {
-    while (sampling) {
-      for (const t of await h.deps.redis.zrange(key, 0, -1)) tokens.add(t);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  })();
+  const { tokens, stop } = sampleLeases(a.accountId);
   try {
     // 240 rows, 4 at a time, ~60 ms each: about 3.6 s on the wire, past SLOT_HANDOFF_MS.
     rx.fallback = { status: 200, delayMs: 60 };
@@ -520,8 +532,7 @@ test('a slot that came off the wire goes straight to the account\'s next row (no
     expect(tokens.size).toBeLessThan(40);
     expect(tokens.size).toBeGreaterThanOrEqual(4 * Math.floor(took / (SLOT_HANDOFF_MS + 500)) + 4);
   } finally {
-    sampling = false;
-    await sampler;
+    await stop();
     await d.close();
     await rx.close();
   }
@@ -538,14 +549,7 @@ test('a slot freed by a quick 2xx with no row waiting is kept for the account\'s
   const keepMs = 1_000;
   const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o), { slotKeepMs: keepMs });
   const key = inFlightKey(h.deps.config, a.accountId);
-  const tokens = new Set<string>();
-  let sampling = true;
-  const sampler = (async () => {
-    while (sampling) {
-      for (const t of await h.deps.redis.zrange(key, 0, -1)) tokens.add(t);
-      await new Promise((r) => setTimeout(r, 2));
-    }
-  })();
+  const { tokens, stop } = sampleLeases(a.accountId);
   try {
     d.submit([first]);
     await eventually(async () => outcomes.length === 1, 10_000, 'the first row recorded');
@@ -570,8 +574,7 @@ test('a slot freed by a quick 2xx with no row waiting is kept for the account\'s
     expect(outcomes.every((o) => o.kind === 'done' && o.status === 'delivered')).toBe(true);
     expect(rx.received).toHaveLength(3);
   } finally {
-    sampling = false;
-    await sampler;
+    await stop();
     await d.close();
     await rx.close();
   }
