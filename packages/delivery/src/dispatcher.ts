@@ -710,7 +710,8 @@ export class Dispatcher {
 
   /** Rows that came to lanes keeping slots go out on those slots at once, without asking Redis. */
   private useKeptSlots(): void {
-    if (this.keeping.size === 0) return;
+    // With Redis away no kept slot is used (redisUp): asked once for every lane.
+    if (this.keeping.size === 0 || !this.redisUp()) return;
     const batch: Array<{ row: WaitingRow; lane: Lane; slot: Slot; takenAt: number }> = [];
     for (const accountId of this.keeping) {
       const lane = this.lanes.get(accountId);
@@ -719,7 +720,7 @@ export class Dispatcher {
         continue;
       }
       const room = this.maxInFlight - this.inFlight - batch.length;
-      if (lane.size === 0 || room <= 0 || !this.redisUp()) continue;
+      if (lane.size === 0 || room <= 0) continue;
       const rows = lane.take(Math.min(lane.kept.length, room), lane.share);
       // `take` counts its rows as in flight; their slots were counted already.
       lane.inFlight -= rows.length;
