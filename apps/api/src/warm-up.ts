@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { RedisScript, newSecret, type Deps, type WarmUpStep } from '@teamchat/core';
 import { prepareStatements } from '@teamchat/db';
 import { callSelf } from './warm-up-call';
-import { warmUpPosts } from './warm-up-posts';
+import { warmUpPostsOnEveryConnection } from './warm-up-posts';
 
 /** Rounds of internal requests per host at warm-up: enough to run every lazy first-time path of the request pipeline. */
 const WARM_ROUNDS = 20;
@@ -14,7 +14,8 @@ const WARM_ROUNDS = 20;
  * on it, the Redis scripts loaded, and internal requests through both hosts' real servers (the
  * probes, and an authenticated route with an unknown credential, which runs the body parser,
  * the credential statement and the error handler), then WARM_UP_POSTS authenticated posts through
- * the API host's app in a transaction rolled back (warm-up-posts.ts). Nothing is written.
+ * the API host's app, spread over every pool connection in transactions rolled back
+ * (warm-up-posts.ts). Nothing is written.
  */
 export function apiWarmUp(deps: Deps, servers: { api: http.Server; web: http.Server }): WarmUpStep[] {
   const port = (s: http.Server) => (s.address() as AddressInfo).port;
@@ -37,6 +38,6 @@ export function apiWarmUp(deps: Deps, servers: { api: http.Server; web: http.Ser
         }
       },
     },
-    { name: 'posts', run: async () => { await warmUpPosts(deps); } },
+    { name: 'posts', run: async () => { await warmUpPostsOnEveryConnection(deps); } },
   ];
 }

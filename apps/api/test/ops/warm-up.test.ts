@@ -3,7 +3,7 @@ import { DELIVERY_LOG_RETENTION_MS, createDeps, deliveryLogPartitions, newSecret
 import { engineWarmUp } from '@teamchat/delivery';
 import { createApp } from '../../src/app';
 import { apiWarmUp } from '../../src/warm-up';
-import { onlyBearer, warmUpPosts } from '../../src/warm-up-posts';
+import { onlyBearer, warmUpPosts, warmUpPostsOnEveryConnection, WARM_UP_POSTS } from '../../src/warm-up-posts';
 import { newAccount, newKey, startHarness, type Harness } from '../../../../test/support/harness';
 import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
 
@@ -40,7 +40,21 @@ async function preparedPerConnection(deps: Deps): Promise<Array<Set<string>>> {
   }
 }
 
-test('the API process: /readyz is 503 (warm: pending) on both hosts until the warm-up ran, then 200; every connection has the statements prepared; nothing was written', async () => {
+/** How many times each named statement ran on each of the pool's connections (its custom and generic plans counted together). */
+async function runsPerConnection(deps: Deps, names: string[]): Promise<Array<Record<string, number>>> {
+  const n = deps.database.pool.options.max ?? 10;
+  const clients = await Promise.all(Array.from({ length: n }, () => deps.database.pool.connect()));
+  try {
+    return await Promise.all(clients.map(async (c) => {
+      const { rows } = await c.query<{ name: string; runs: string }>('SELECT name, generic_plans + custom_plans AS runs FROM pg_prepared_statements WHERE name = ANY($1)', [names]);
+      return Object.fromEntries(names.map((name) => [name, Number(rows.find((r) => r.name === name)?.runs ?? 0)]));
+    }));
+  } finally {
+    for (const c of clients) c.release();
+  }
+}
+
+test('the API process: /readyz is 503 (warm: pending) on both hosts until the warm-up ran, then 200; every connection has the statements prepared and has run real posts; nothing was written', async () => {
   const deps = createDeps(h.deps.config, 'api', { serving: true, poolSize: 4 });
   await waitReady(deps.redis);
   const api = await listen(createApp(deps, 'api'));
@@ -72,6 +86,12 @@ test('the API process: /readyz is 503 (warm: pending) on both hosts until the wa
     for (const names of prepared) {
       for (const name of ['auth_credential', 'auth_session', 'post_message_facts', 'post_message', 'messages_page']) expect(names.has(name)).toBe(true);
     }
+    // Every connection has run the post's statements for real posts, not only their prepared
+    // runs with NULLs: the warm-up's posts are spread over the whole pool (a connection's first
+    // posts pay for its first plans, caches and the search trigger's first compilation).
+    const each = Math.ceil(WARM_UP_POSTS / 4);
+    // (The credential and the post's facts are read once per warm-up account, then cached in the process.)
+    for (const runs of await runsPerConnection(deps, ['post_message'])) expect(runs.post_message).toBeGreaterThan(each);
     // The statements ran with NULL parameters in a transaction rolled back: nothing written.
     expect(await warmUpMessages()).toBe(messagesBefore);
     // The Redis scripts are loaded: no first call pays a NOSCRIPT.
@@ -115,7 +135,7 @@ test('the worker process: its operations port answers /readyz 503 until the engi
   }
 });
 
-test('the API warm-up posts go through the real app and leave nothing: no person, account, message or event of theirs committed', async () => {
+test('the API warm-up posts go through the real app and leave nothing, on one connection or spread over the pool: no person, account, message or event of theirs committed', async () => {
   // Counted by what only the warm-up writes (other test files share this database meanwhile).
   const q = async (sql: string) => Number((await h.deps.database.pool.query<{ n: string }>(sql)).rows[0].n);
   const theirs = async () => [
@@ -125,6 +145,10 @@ test('the API warm-up posts go through the real app and leave nothing: no person
   ];
   expect(await theirs()).toEqual([0, 0, 0]);
   expect(await warmUpPosts(h.deps, 12)).toBe(12);
+  expect(await theirs()).toEqual([0, 0, 0]);
+  // Spread over the pool: as many transactions as connections, side by side, each rolled back.
+  const connections = h.deps.database.pool.options.max ?? 10;
+  expect(await warmUpPostsOnEveryConnection(h.deps, 12)).toBe(connections * Math.ceil(12 / connections));
   expect(await theirs()).toEqual([0, 0, 0]);
 });
 
