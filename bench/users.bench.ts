@@ -28,6 +28,7 @@ import { sql } from '@teamchat/db';
 import { startReceiverProcess } from './support/processes';
 import type { Arrival } from './support/receiver';
 import { buildDist, startStack, type Stack, type StackMode } from './support/stack';
+import { commitProbeSummary, startCommitProbe, type ProbeCommit } from './support/commit-probe';
 import { now, paced, pct, r1, sleep, spread } from './support/pace';
 import type { BenchContext, BenchResult, Figure } from './run';
 
@@ -38,7 +39,7 @@ const MODES = (process.env.BENCH_USERS_MODES ?? 'npm-start,compiled').split(',')
 const ECHO_S = num('BENCH_DURATION', 10);
 const ECHO_WARMUP_S = num('BENCH_WARMUP', 2);
 const CONNECTIONS = num('BENCH_CONNECTIONS', 32);
-/** BENCH_USERS_DUMP=<path>: each post of the latency part as one line of <path>.<mode>.tsv (dumpPosts) */
+/** BENCH_USERS_DUMP=<path>: each post of the latency part as one line of <path>.<mode>.tsv, and the first send's epoch ms in <path>.<mode>.tsv.t0 (dumpPosts) */
 const DUMP = process.env.BENCH_USERS_DUMP;
 /** BENCH_USERS_ONLY=latency,post8 picks the parts */
 const ONLY = process.env.BENCH_USERS_ONLY?.split(',');
@@ -97,6 +98,7 @@ async function dumpPosts(deps: core.Deps, file: string, accountId: string, t0: n
       FROM events e JOIN webhook_deliveries d ON d.event_id = e.id AND d.attempt = 1
      WHERE e.account_id = ${accountId} AND e.type = 'message.posted'`)).rows.map((x) => [x.k, x]));
   const after = (d: Date | null | undefined, from: number) => (d ? r1(new Date(d).getTime() - from) : '');
+  fs.writeFileSync(`${file}.t0`, String(t0));
   fs.writeFileSync(file, sent.map((p) => {
     const a = arrivals.get(p.key);
     const x = rows.get(p.key);
@@ -167,8 +169,9 @@ export default async function usersBench(ctx: BenchContext): Promise<BenchResult
           if (reg.status !== 201) throw new Error(`register endpoint: ${reg.status} ${await reg.text()}`);
           const headers = { authorization: `Bearer ${user.key}`, 'content-type': 'application/json' };
           const sums0 = await stageSums(stack.workerOps);
+          const probe = await startCommitProbe(ctx.databaseUrl);
           const t0 = now();
-          const run = await paced(RATE, 2 * PHASE_S, async (i): Promise<Sent | null> => {
+          const posting = paced(RATE, 2 * PHASE_S, async (i): Promise<Sent | null> => {
             const channel = user.channels[i % user.channels.length];
             const sentAt = now();
             const res = await api.request({ method: 'POST', path: `/accounts/${user.accountId}/channels/${channel}/messages`, headers, body: JSON.stringify({ text: `status update ${i}: an ordinary line of chat` }) });
@@ -176,6 +179,13 @@ export default async function usersBench(ctx: BenchContext): Promise<BenchResult
             const body = (await res.body.json()) as { ts?: string };
             return res.statusCode === 201 && body.ts ? { key: `${channel}|${body.ts}`, sentAt, answeredAt } : null;
           });
+          let commits: ProbeCommit[] = [];
+          let run: Awaited<typeof posting>;
+          try {
+            run = await posting;
+          } finally {
+            commits = await probe.stop(); // its connection closed whether the posts went through or not
+          }
           const sent = run.results.filter((p): p is Sent => p !== null);
           const deadline = Date.now() + 60_000;
           while ((await receiver.call<number>('count')) < sent.length && Date.now() < deadline) await sleep(100);
@@ -198,6 +208,7 @@ export default async function usersBench(ctx: BenchContext): Promise<BenchResult
             }
             const missing = inPhase.length - e2e.length;
             const label = `${mode}, ${phase} ${PHASE_S} s after the endpoint was registered, ${RATE} posts/s`;
+            notes.push(`${label}: the host's disk meanwhile (a one-row commit every 20 ms on a connection of its own): ${commitProbeSummary(commits, t0 + from * 1000, t0 + to * 1000)}`);
             rows.push(
               { measure: `${label}: send → receiver`, ...spread(e2e), missing, dup: phase === 'first' ? dup : '' },
               { measure: '  send → API 2xx', ...spread(api2xx) },
