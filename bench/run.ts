@@ -13,6 +13,8 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { runMigrations } from '@teamchat/db';
 import { describeProbe, probeHost } from './support/host-probe';
+import { commitProbeSummary, startCommitProbe } from './support/commit-probe';
+import { now } from './support/pace';
 
 export interface BenchContext {
   /** a freshly migrated database for this bench run */
@@ -87,7 +89,16 @@ async function main(): Promise<void> {
     for (const [i, file] of files.entries()) {
       if (i > 0) await settle(ctx.databaseUrl);
       const mod = (await import(path.join(__dirname, file))) as { default: (c: BenchContext) => Promise<BenchResult> };
-      const result = await mod.default(ctx);
+      // The host's disk while the bench runs: a stall of its flushes holds every commit of the
+      // service at that moment, so a tail figure that lines up with one is the host's
+      // (bench/support/commit-probe.ts; docs/performance.md "PostgreSQL's WAL, the disk and the cores").
+      const disk = await startCommitProbe(ctx.databaseUrl);
+      const from = now();
+      const ran = await mod.default(ctx).then((value) => ({ value }), (err: unknown) => ({ err }));
+      const commits = await disk.stop(); // its connection closed whether the bench went through or not
+      if ('err' in ran) throw ran.err;
+      const diskNote = `the host's disk during this bench (a one-row commit every 20 ms on a connection of its own): ${commitProbeSummary(commits, from, now())}`;
+      const result: BenchResult = { ...ran.value, notes: [...(ran.value.notes ?? []), diskNote] };
       results.push({ file, ...result });
       console.log(`\n## ${result.title}`);
       console.table(result.rows);

@@ -1,11 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { now, sleep } from './pace';
 
 /** One probe commit: when it was sent (epoch ms, the bench's clock) and how long it took. */
 export interface ProbeCommit { at: number; ms: number }
-
-/** The probe's own table in the run's database: one row per commit, nothing else reads it. */
-const TABLE = 'bench_commit_probe';
 
 /** How often the probe commits: often enough to see a stall of the disk's, rare enough to add no load. */
 const EVERY_MS = 20;
@@ -15,19 +13,22 @@ const EVERY_MS = 20;
  * disk and the cores"): on a connection of its own, a one-row INSERT every EVERY_MS, each its own
  * transaction, so each waits for its WAL flush (`synchronous_commit = on`, as deployed). A commit
  * that takes 100 ms here means every post committing at that moment waited as long, whatever the
- * service's code; the users bench prints the probe's slowest commits next to its latency rows so
- * a reader can tell a stall of the host's disk from one of the service.
+ * service's code. bench/run.ts runs one through every bench file and the users bench one per
+ * phase, each printing the slowest commits next to the figures, so a reader can tell a stall of
+ * the host's disk from one of the service.
  */
 export async function startCommitProbe(databaseUrl: string): Promise<{ stop: () => Promise<ProbeCommit[]> }> {
+  // A table of the probe's own in the run's database (probes may overlap): one row per commit, nothing else reads it.
+  const table = `bench_commit_probe_${randomBytes(4).toString('hex')}`;
   const client = new Client({ connectionString: databaseUrl });
   await client.connect();
-  await client.query(`CREATE TABLE IF NOT EXISTS ${TABLE} (id bigserial PRIMARY KEY)`);
+  await client.query(`CREATE TABLE ${table} (id bigserial PRIMARY KEY)`);
   const commits: ProbeCommit[] = [];
   let running = true;
   const loop = (async () => {
     while (running) {
       const at = now();
-      await client.query(`INSERT INTO ${TABLE} DEFAULT VALUES`);
+      await client.query(`INSERT INTO ${table} DEFAULT VALUES`);
       commits.push({ at, ms: now() - at });
       await sleep(EVERY_MS);
     }
@@ -36,18 +37,25 @@ export async function startCommitProbe(databaseUrl: string): Promise<{ stop: () 
     stop: async () => {
       running = false;
       await loop;
-      await client.query(`DROP TABLE IF EXISTS ${TABLE}`);
+      await client.query(`DROP TABLE IF EXISTS ${table}`);
       await client.end();
       return commits;
     },
   };
 }
 
-/** The probe's commits sent in [from, to): p50, the slowest, and when (s after `from`) each commit of ≥ 50 ms came. */
+/** How many of the slowest commits a summary names, with when they came. */
+const NAMED = 5;
+
+/**
+ * The probe's commits sent in [from, to): p50, the slowest, and how many took 50 ms or more, the
+ * slowest NAMED of them with when (s after `from`) they came.
+ */
 export function commitProbeSummary(commits: ProbeCommit[], from: number, to: number): string {
   const inWindow = commits.filter((c) => c.at >= from && c.at < to);
   if (inWindow.length === 0) return 'no probe commits';
   const sorted = inWindow.map((c) => c.ms).sort((a, b) => a - b);
-  const slow = inWindow.filter((c) => c.ms >= 50).map((c) => `${((c.at - from) / 1000).toFixed(1)} s: ${c.ms.toFixed(0)} ms`);
-  return `${inWindow.length} commits, p50 ${sorted[Math.floor(sorted.length / 2)].toFixed(1)} ms, slowest ${sorted[sorted.length - 1].toFixed(1)} ms${slow.length ? `; ≥ 50 ms at ${slow.join(', ')}` : ''}`;
+  const slow = inWindow.filter((c) => c.ms >= 50).sort((a, b) => b.ms - a.ms);
+  const named = slow.slice(0, NAMED).map((c) => `${c.ms.toFixed(0)} ms at ${((c.at - from) / 1000).toFixed(1)} s`);
+  return `${inWindow.length} commits, p50 ${sorted[Math.floor(sorted.length / 2)].toFixed(1)} ms, slowest ${sorted[sorted.length - 1].toFixed(1)} ms; ${slow.length} of 50 ms or more${named.length ? ` (${named.join(', ')}${slow.length > NAMED ? ', …' : ''})` : ''}`;
 }
