@@ -40,15 +40,33 @@ export interface Stack {
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
+/**
+ * The lowest port the kernel hands out to outgoing connections: a port below it is never taken
+ * by a client socket between this check and the stack's own listen seconds later. A port from
+ * `listen(0)` is one of those, and a PostgreSQL, Redis or HTTP client of the bench took one once
+ * before the web host could bind it (EADDRINUSE).
+ */
+function ephemeralLow(): number {
+  try {
+    return Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+/** A port free now, between 20000 and the kernel's outgoing range, so only a listener can take it. */
 async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
+  const low = 20_000;
+  const high = Math.max(low + 1_000, ephemeralLow());
+  for (;;) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    const free = await new Promise<boolean>((resolve) => {
+      const s = net.createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
 }
 
 async function waitReady(url: string, timeoutMs: number, alive: () => boolean): Promise<void> {
@@ -70,7 +88,9 @@ export function buildDist(): number {
 }
 
 export async function startStack(mode: StackMode, opts: { databaseUrl: string; redisUrl: string; caFile: string }): Promise<Stack> {
-  const [api, web, ops, workerOps, mcp] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const ports = new Set<number>();
+  while (ports.size < 5) ports.add(await freePort());
+  const [api, web, ops, workerOps, mcp] = [...ports];
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',
