@@ -13,13 +13,15 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { runMigrations } from '@teamchat/db';
 import { describeProbe, probeHost } from './support/host-probe';
-import { commitProbeSummary, startCommitProbe } from './support/commit-probe';
+import { COMMIT_PROBE, commitProbeSummary, startCommitProbe, type ProbeCommit } from './support/commit-probe';
 import { now } from './support/pace';
 
 export interface BenchContext {
   /** a freshly migrated database for this bench run */
   databaseUrl: string;
   redisUrl: string;
+  /** the run's disk probe during this bench file: its commits so far (bench/support/commit-probe.ts) */
+  diskCommits: readonly ProbeCommit[];
 }
 
 export interface BenchResult {
@@ -74,7 +76,7 @@ async function main(): Promise<void> {
   await admin.query(`CREATE DATABASE "${name}"`);
   const url = new URL(SERVER_URL);
   url.pathname = `/${name}`;
-  const ctx: BenchContext = { databaseUrl: url.toString(), redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' };
+  const ctx = { databaseUrl: url.toString(), redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' };
   try {
     await runMigrations(ctx.databaseUrl);
     if (process.env.BENCH_EXTRA_SQL) { const c = new Client({ connectionString: ctx.databaseUrl }); await c.connect(); await c.query(process.env.BENCH_EXTRA_SQL); await c.end(); }
@@ -94,10 +96,10 @@ async function main(): Promise<void> {
       // (bench/support/commit-probe.ts; docs/performance.md "PostgreSQL's WAL, the disk and the cores").
       const disk = await startCommitProbe(ctx.databaseUrl);
       const from = now();
-      const ran = await mod.default(ctx).then((value) => ({ value }), (err: unknown) => ({ err }));
+      const ran = await mod.default({ ...ctx, diskCommits: disk.commits }).then((value) => ({ value }), (err: unknown) => ({ err }));
       const commits = await disk.stop(); // its connection closed whether the bench went through or not
       if ('err' in ran) throw ran.err;
-      const diskNote = `the host's disk during this bench (a one-row commit every 20 ms on a connection of its own): ${commitProbeSummary(commits, from, now())}`;
+      const diskNote = `the host's disk during this bench (${COMMIT_PROBE}): ${commitProbeSummary(commits, from, now())}`;
       const result: BenchResult = { ...ran.value, notes: [...(ran.value.notes ?? []), diskNote] };
       results.push({ file, ...result });
       console.log(`\n## ${result.title}`);

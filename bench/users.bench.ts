@@ -28,7 +28,7 @@ import { sql } from '@teamchat/db';
 import { startReceiverProcess } from './support/processes';
 import type { Arrival } from './support/receiver';
 import { buildDist, startStack, type Stack, type StackMode } from './support/stack';
-import { commitProbeSummary, startCommitProbe, type ProbeCommit } from './support/commit-probe';
+import { COMMIT_PROBE, commitProbeSummary } from './support/commit-probe';
 import { now, paced, pct, r1, sleep, spread } from './support/pace';
 import type { BenchContext, BenchResult, Figure } from './run';
 
@@ -169,9 +169,8 @@ export default async function usersBench(ctx: BenchContext): Promise<BenchResult
           if (reg.status !== 201) throw new Error(`register endpoint: ${reg.status} ${await reg.text()}`);
           const headers = { authorization: `Bearer ${user.key}`, 'content-type': 'application/json' };
           const sums0 = await stageSums(stack.workerOps);
-          const probe = await startCommitProbe(ctx.databaseUrl);
           const t0 = now();
-          const posting = paced(RATE, 2 * PHASE_S, async (i): Promise<Sent | null> => {
+          const run = await paced(RATE, 2 * PHASE_S, async (i): Promise<Sent | null> => {
             const channel = user.channels[i % user.channels.length];
             const sentAt = now();
             const res = await api.request({ method: 'POST', path: `/accounts/${user.accountId}/channels/${channel}/messages`, headers, body: JSON.stringify({ text: `status update ${i}: an ordinary line of chat` }) });
@@ -179,13 +178,6 @@ export default async function usersBench(ctx: BenchContext): Promise<BenchResult
             const body = (await res.body.json()) as { ts?: string };
             return res.statusCode === 201 && body.ts ? { key: `${channel}|${body.ts}`, sentAt, answeredAt } : null;
           });
-          let commits: ProbeCommit[] = [];
-          let run: Awaited<typeof posting>;
-          try {
-            run = await posting;
-          } finally {
-            commits = await probe.stop(); // its connection closed whether the posts went through or not
-          }
           const sent = run.results.filter((p): p is Sent => p !== null);
           const deadline = Date.now() + 60_000;
           while ((await receiver.call<number>('count')) < sent.length && Date.now() < deadline) await sleep(100);
@@ -208,7 +200,7 @@ export default async function usersBench(ctx: BenchContext): Promise<BenchResult
             }
             const missing = inPhase.length - e2e.length;
             const label = `${mode}, ${phase} ${PHASE_S} s after the endpoint was registered, ${RATE} posts/s`;
-            notes.push(`${label}: the host's disk meanwhile (a one-row commit every 20 ms on a connection of its own): ${commitProbeSummary(commits, t0 + from * 1000, t0 + to * 1000)}`);
+            notes.push(`${label}: the host's disk meanwhile (${COMMIT_PROBE}): ${commitProbeSummary(ctx.diskCommits, t0 + from * 1000, t0 + to * 1000)}`);
             rows.push(
               { measure: `${label}: send → receiver`, ...spread(e2e), missing, dup: phase === 'first' ? dup : '' },
               { measure: '  send → API 2xx', ...spread(api2xx) },

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAccount, createApiKey, newPerson, NO_RELAY_WAKE_UPS, randomToken, type Deps, type PreparedPerson } from '@teamchat/core';
-import type { Db } from '@teamchat/db';
+import { poolSize, type Db } from '@teamchat/db';
 import { createApp } from './app';
 import { callSelf } from './warm-up-call';
 
@@ -90,7 +90,6 @@ export async function warmUpPosts(deps: Deps, posts = WARM_UP_POSTS, owner?: Pre
   return created;
 }
 
-
 /**
  * The API's warm-up posts, spread over every connection of the pool: as many rolled-back
  * transactions as the pool has connections, side by side (each holds its own connection until it
@@ -105,7 +104,7 @@ export async function warmUpPosts(deps: Deps, posts = WARM_UP_POSTS, owner?: Pre
  * Answers how many posts were answered 201 in all.
  */
 export async function warmUpPostsOnEveryConnection(deps: Deps, posts = WARM_UP_POSTS): Promise<number> {
-  const connections = deps.database.pool.options.max ?? 10;
+  const connections = poolSize(deps.database.pool);
   const hashed = await newPerson(warmUpEmail(), randomToken(32));
   const each = Math.ceil(posts / connections);
   const created = await Promise.all(Array.from({ length: connections }, () => warmUpPosts(deps, each, { ...hashed, email: warmUpEmail() })));

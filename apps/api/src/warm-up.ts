@@ -21,7 +21,7 @@ export function apiWarmUp(deps: Deps, servers: { api: http.Server; web: http.Ser
   const port = (s: http.Server) => (s.address() as AddressInfo).port;
   const body = JSON.stringify({ text: 'warm-up' });
   return [
-    { name: 'postgres', run: () => prepareStatements(deps.database.pool, deps.database.pool.options.max ?? 10) },
+    { name: 'postgres', run: () => prepareStatements(deps.database.pool) },
     { name: 'redis_scripts', run: () => RedisScript.loadAll(deps.redis) },
     {
       name: 'requests',

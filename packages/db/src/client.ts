@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { drizzle, NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { Client, Pool, PoolClient, PoolConfig, type ClientBase } from 'pg';
 import * as schema from './schema';
+import { DEFAULT_POOL_SIZE } from './pool';
 import { runByKeyOn } from './statements';
 
 export type Schema = typeof schema;
@@ -88,7 +89,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   const open = (session: string | null) => {
     const opened = new Pool({
       connectionString: url,
-      max: options.max ?? 10,
+      max: options.max ?? DEFAULT_POOL_SIZE,
       application_name: options.application_name,
       ...(options.keepIdle ? { idleTimeoutMillis: 0 } : {}),
       ...(bound === undefined || pooled ? {} : { statement_timeout: bound, idle_in_transaction_session_timeout: bound }),

@@ -1,6 +1,7 @@
 export * from './client';
 export * from './migrate';
 export * from './online';
+export * from './pool';
 export * from './statements';
 export * as schema from './schema';
 export * from './schema';

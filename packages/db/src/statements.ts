@@ -1,5 +1,6 @@
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import type { Executor } from './client';
+import { onEveryConnection } from './pool';
 
 /**
  * Hot queries as named statements (docs/performance.md): the SQL text is written once, and PostgreSQL
@@ -67,7 +68,7 @@ export function definedStatements(): Array<Statement<QueryResultRow>> {
 const WARM_STATEMENT_TIMEOUT_MS = 250;
 
 /**
- * Opens `connections` connections of the pool at once and prepares every defined named
+ * Opens every connection of the pool at once and prepares every defined named
  * statement on each (docs/operations.md "Readiness"): pg parses a statement on a connection the
  * first time its name is used there, so a connection opened and a statement parsed under the
  * first load cost that load a connect, an authentication and a Parse per statement. Each
@@ -76,26 +77,21 @@ const WARM_STATEMENT_TIMEOUT_MS = 250;
  * written, and the prepared statement outlives the rollback (prepared statements are not
  * transactional). Answers the number of statements prepared per connection.
  */
-export async function prepareStatements(pool: Pool, connections: number, which: (st: Statement<QueryResultRow>) => boolean = () => true): Promise<number> {
+export async function prepareStatements(pool: Pool, which: (st: Statement<QueryResultRow>) => boolean = () => true): Promise<number> {
   const statements = definedStatements().filter(which);
-  const clients = await Promise.all(Array.from({ length: connections }, () => pool.connect()));
-  try {
-    await Promise.all(clients.map(async (client) => {
-      await client.query('BEGIN');
-      try {
-        await client.query(`SET LOCAL statement_timeout = ${WARM_STATEMENT_TIMEOUT_MS}`);
-        for (const st of statements) {
-          const params = Math.max(0, ...[...st.text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
-          await client.query('SAVEPOINT warm');
-          await client.query({ name: st.name, text: st.text, values: new Array(params).fill(null) }).catch(() => undefined);
-          await client.query('ROLLBACK TO SAVEPOINT warm');
-        }
-      } finally {
-        await client.query('ROLLBACK');
+  await onEveryConnection(pool, async (client) => {
+    await client.query('BEGIN');
+    try {
+      await client.query(`SET LOCAL statement_timeout = ${WARM_STATEMENT_TIMEOUT_MS}`);
+      for (const st of statements) {
+        const params = Math.max(0, ...[...st.text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
+        await client.query('SAVEPOINT warm');
+        await client.query({ name: st.name, text: st.text, values: new Array(params).fill(null) }).catch(() => undefined);
+        await client.query('ROLLBACK TO SAVEPOINT warm');
       }
-    }));
-  } finally {
-    for (const c of clients) c.release();
-  }
+    } finally {
+      await client.query('ROLLBACK');
+    }
+  });
   return statements.length;
 }

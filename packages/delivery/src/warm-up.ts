@@ -25,10 +25,10 @@ export function engineWarmUp(deps: Deps): WarmUpStep[] {
     {
       name: 'postgres',
       run: async () => {
-        await prepareStatements(deps.database.pool, deps.database.pool.options.max ?? 10);
+        await prepareStatements(deps.database.pool);
         // The by-key pool's connections too, with their one generic plan each made here.
         const byKey = deps.database.byKeyPool;
-        if (byKey) await prepareStatements(byKey, byKey.options.max ?? 10, (st) => st.byKey);
+        if (byKey) await prepareStatements(byKey, (st) => st.byKey);
       },
     },
     { name: 'redis_scripts', run: () => RedisScript.loadAll(deps.redis) },
