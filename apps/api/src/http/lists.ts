@@ -39,3 +39,14 @@ export function sendPage<R, V>(
   }, (keyset) => cursors.encode(binding(res, list), keyset));
   res.json(page);
 }
+
+/**
+ * Sends `{ data, next_cursor }` where `data` is the text of a JSON array as PostgreSQL wrote it
+ * (the message page: docs/performance.md "The page read"), written into the answer as is rather
+ * than parsed and stringified again. `nextKeyset`: the last row's keyset when more rows follow,
+ * else null (no cursor).
+ */
+export function sendPageText(req: Request, res: Response, list: string, data: string, nextKeyset: unknown[] | null): void {
+  const next = nextKeyset === null ? null : depsOf(req).cursors.encode(binding(res, list), nextKeyset);
+  res.type('json').send(`{"data":${data},"next_cursor":${JSON.stringify(next)}}`);
+}

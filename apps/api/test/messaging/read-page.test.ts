@@ -40,7 +40,15 @@ test('the one-statement page equals the builder page, field for field (reactions
 
   const res = await a.ownerApi.get(`/channels/${ch}/messages?limit=50`);
   expect(res.status).toBe(200);
-  expect(res.body.data).toEqual(await referencePage(ch, 50));
+  expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+  const reference = await referencePage(ch, 50);
+  expect(res.body.data).toEqual(reference);
+  // The page is written from PostgreSQL's JSON text (list-messages.ts): the same fields in the
+  // same order as messageView writes them, reactions included.
+  expect(res.body.data.map((m: object) => Object.keys(m))).toEqual(reference.map((m: object) => Object.keys(m)));
+  const reactionKeys = (page: Array<{ reactions: object[] }>) => page.flatMap((m) => m.reactions.map((r) => Object.keys(r)));
+  expect(reactionKeys(res.body.data)).toEqual(reactionKeys(reference));
+  expect(reactionKeys(res.body.data)).toHaveLength(2);
   const rootView = res.body.data.find((m: { ts: string }) => m.ts === root.ts);
   expect(rootView.reactions).toEqual([
     { emoji: 'tada', count: 2, by: [bob.identityId, a.owner.identityId] },
@@ -58,6 +66,25 @@ test('the one-statement page equals the builder page, field for field (reactions
     cursor = page.body.next_cursor;
   } while (cursor);
   expect(seen).toEqual(res.body.data.map((m: { ts: string }) => m.ts));
+});
+
+test('next_cursor only when an older thread root exists: none on a page that ends exactly at the last root, none for replies beyond it', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  const oldest = await post(a.ownerApi, ch, { text: 'oldest root' });
+  const roots = [oldest];
+  for (let i = 0; i < 2; i += 1) roots.push(await post(a.ownerApi, ch, { text: `root ${i}` }));
+  // a reply is newer than every root but is no root of the page (read through its thread)
+  await post(a.ownerApi, ch, { text: 'a late reply', thread_ts: oldest.ts });
+  const whole = await a.ownerApi.get(`/channels/${ch}/messages?limit=3`);
+  expect(whole.body.data.map((m: { ts: string }) => m.ts)).toEqual(roots.map((m) => m.ts).reverse());
+  expect(whole.body.next_cursor).toBeNull();
+  const first = await a.ownerApi.get(`/channels/${ch}/messages?limit=2`);
+  expect(first.body.data).toHaveLength(2);
+  expect(typeof first.body.next_cursor).toBe('string');
+  const last = await a.ownerApi.get(`/channels/${ch}/messages?limit=2&cursor=${encodeURIComponent(first.body.next_cursor)}`);
+  expect(last.body).toEqual({ data: [whole.body.data[2]], next_cursor: null });
+  expect(last.body.data[0].reply_count).toBe(1);
 });
 
 test('a page costs TWO queries in all (authentication + the page), ONE once the authentication is remembered; access rules unchanged', async () => {

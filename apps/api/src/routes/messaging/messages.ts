@@ -1,9 +1,9 @@
 import {
-  AppError, addReaction, editMessage, etagOf, listMessages, messageKeyset, outboxTransaction, postMessage, readThread, removeReaction, requestMessageDelete,
-  toMessageView, type MessageView, type MessageWithReactions,
+  AppError, addReaction, editMessage, etagOf, listMessages, outboxTransaction, postMessage, readThread, removeReaction, requestMessageDelete,
+  toMessageView, type MessageWithReactions,
 } from '@teamchat/core';
 import { creatingAtomic } from '../../http/create';
-import { listRequest, sendPage } from '../../http/lists';
+import { listRequest, sendPage, sendPageText } from '../../http/lists';
 import { mcpSessionOf } from '../../http/mcp-session';
 import { actorOf, depsOf, locals } from '../../http/locals';
 import { runConfirmingAuthentication } from '../../http/remembered-auth';
@@ -20,10 +20,10 @@ export const messageHandlers = {
     const list = `messages:${channelId}`;
     const page = listRequest<unknown>(req, res, list);
     // A read authenticated from memory confirms that authentication in its statement (remembered-auth.ts).
-    const rows = await runConfirmingAuthentication(req, res, actorOf(res), (actor, confirm) => listMessages(depsOf(req).database.db, {
+    const read = await runConfirmingAuthentication(req, res, actorOf(res), (actor, confirm) => listMessages(depsOf(req).database.db, {
       actor, channelId, page: { limit: page.limit, after: tsKeyset(page.after) }, confirm,
     }));
-    sendPage(req, res, list, rows, page.limit, (v: MessageView) => v, messageKeyset);
+    sendPageText(req, res, list, read.data, read.nextKeyset === null ? null : [read.nextKeyset]);
   },
 
   // The post is one statement (post-message.ts): no transaction unless an Idempotency-Key needs
