@@ -34,8 +34,10 @@ export function createDeps(
     poolMode: config.databasePoolMode,
     // The delivery engine's lookups by id arrays need plans made with their parameters (DatabaseOptions.customPlans).
     customPlans: service === 'worker',
-    // ...and its lookups by key keep one plan each, on a pool of their own (DatabaseOptions.byKeyPool).
-    byKeyPool: service === 'worker',
+    // ...and its lookups by key keep one plan each, on a pool of their own (DatabaseOptions.byKeyPool);
+    // so does the API's page read, which with a table's statistics was planned on every execution
+    // (docs/performance.md "The page read").
+    byKeyPool: service === 'worker' || service === 'api',
   });
   const redis = createRedisFor(config, 'producer');
   const now = options.now ?? (() => new Date());

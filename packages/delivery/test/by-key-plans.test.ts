@@ -1,5 +1,5 @@
 /**
- * The by-key statements keep one generic plan each on the worker's by-key pool
+ * The by-key statements keep one generic plan each on the worker's (and the API's) by-key pool
  * (DatabaseOptions.byKeyPool): a plan made once, on whatever statistics the tables had then. So
  * each must reach every table through an index condition on the index's leading column (its
  * key), at every table size; how it joins its own inputs (arrays, CTEs) is the planner's. Checked here on an empty database, the worst statistics there are:
@@ -8,6 +8,7 @@
  * length on every call once the backlog came. Also: which pool each statement runs on.
  */
 import { BY_KEY_SESSION, createDatabase, definedStatements, runStatement, statement, type Database } from '@teamchat/db';
+import { byKeyPlanProblems } from '../../../test/support/by-key-plans';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import '../src/statements';
 
@@ -24,58 +25,19 @@ afterAll(async () => {
   await dropDatabase(made.name);
 });
 
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Relation Name'?: string;
-  'Index Cond'?: string;
-  Plans?: PlanNode[];
-}
-
-function nodesOf(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
-}
-
 /** The scan of the partial index of unrelayed events is UNRELAYED_READ's way in, by design: in seq order from the start. */
 const DESIGNED_SCANS: Record<string, string[]> = { webhook_unrelayed_read: ['events_unrelayed_idx'] };
 
 test('every by-key statement plans, on an empty database, as index conditions on each index\'s key: no table scanned, no index walked', async () => {
   const byKey = definedStatements().filter((st) => st.byKey);
   expect(byKey.map((st) => st.name).sort()).toEqual([
+    'messages_page', // the API's page read (loaded with @teamchat/core)
     'webhook_claim_and_read', 'webhook_close_delivered_claims', 'webhook_fanout_read_many', 'webhook_fanout_write', 'webhook_fanout_write_mirrored',
     'webhook_release_claims', 'webhook_unrelayed_read',
   ]);
   const client = await database.byKeyPool!.connect();
   try {
-    // Each index's leading column, to tell a lookup by key from a walk of the index.
-    const leading = new Map((await client.query<{ index: string; col: string }>(`
-      SELECT c.relname AS index, a.attname AS col
-        FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-        JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]`)).rows.map((r) => [r.index, r.col]));
-    const problems: string[] = [];
-    for (const st of byKey) {
-      const params = Math.max(0, ...[...st.text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
-      await client.query(`PREPARE probe AS ${st.text}`);
-      try {
-        const [row] = (await client.query(`EXPLAIN (FORMAT JSON) EXECUTE probe(${new Array(params).fill('NULL').join(', ')})`)).rows;
-        for (const n of nodesOf(row['QUERY PLAN'][0].Plan as PlanNode)) {
-          const type = n['Node Type'];
-          // A hash join or a materialized side is fine between a statement's own inputs (its
-          // arrays, its CTEs): a table reached in one is still reached by key, as checked below.
-          if (['Seq Scan', 'Bitmap Heap Scan', 'Bitmap Index Scan', 'Tid Scan'].includes(type)) problems.push(`${st.name}: ${type} ${n['Relation Name'] ?? ''}`);
-          if (type !== 'Index Scan' && type !== 'Index Only Scan') continue;
-          const index = n['Index Name']!;
-          if (DESIGNED_SCANS[st.name]?.includes(index)) continue;
-          const col = leading.get(index);
-          const cond = n['Index Cond'] ?? '';
-          // The key column compared for equality first, e.g. "(id = ANY ($1))" or "((id = ANY ($1)) AND (created_at >= $7) ...".
-          if (!col || !new RegExp(`^\\(+(\\w+\\.)?${col} = `).test(cond)) problems.push(`${st.name}: ${index} walked (${cond || 'no index condition'})`);
-        }
-      } finally {
-        await client.query('DEALLOCATE probe');
-      }
-    }
-    expect(problems).toEqual([]);
+    expect(await byKeyPlanProblems(client, byKey, DESIGNED_SCANS)).toEqual([]);
   } finally {
     client.release();
   }

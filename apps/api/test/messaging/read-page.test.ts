@@ -5,6 +5,9 @@
  */
 import { and, desc, eq, isNull, messages, sql } from '@teamchat/db';
 import { reactionsOf, toMessageView, type MessageRow } from '@teamchat/core';
+import { createDatabase, definedStatements } from '@teamchat/db';
+import { byKeyPlanProblems } from '../../../../test/support/by-key-plans';
+import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
 import { startHarness, type Harness } from '../../../../test/support/harness';
 import { addToChannel, makeChannel, memberCaller, messagingAccount, post } from '../../../../test/support/messaging';
 import { queriesDuring } from '../../../../test/support/round-trips';
@@ -109,4 +112,22 @@ test('a page costs TWO queries in all (authentication + the page), ONE once the 
   // an empty channel is an empty page
   const empty = await makeChannel(a.ownerApi);
   expect((await a.ownerApi.get(`/channels/${empty}/messages`)).body).toEqual({ data: [], next_cursor: null });
+});
+
+test('the page statement is by key: one generic plan on the by-key pool, every table reached by its key on an empty database', async () => {
+  const page = definedStatements().find((st) => st.name === 'messages_page')!;
+  expect(page.byKey).toBe(true);
+  const made = await createMigratedDatabase('read_page_plan');
+  const database = createDatabase(made.url, { max: 1, byKeyPool: true, application_name: 'read_page_plan' });
+  try {
+    const client = await database.byKeyPool!.connect();
+    try {
+      expect(await byKeyPlanProblems(client, [page])).toEqual([]);
+    } finally {
+      client.release();
+    }
+  } finally {
+    await database.close();
+    await dropDatabase(made.name);
+  }
 });

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { DELIVERY_LOG_RETENTION_MS, createDeps, deliveryLogPartitions, newSecret, startOpsServer, waitReady, type Deps } from '@teamchat/core';
 import { engineWarmUp } from '@teamchat/delivery';
+import type { Pool } from 'pg';
 import { onEveryConnection, poolSize } from '@teamchat/db';
 import { createApp } from '../../src/app';
 import { apiWarmUp } from '../../src/warm-up';
@@ -31,11 +32,11 @@ function listen(app: http.RequestListener): Promise<http.Server> {
 }
 
 /**
- * The named statements prepared on each of the pool's connections, each with how many times it
+ * The named statements prepared on each of the pool's connections (the main pool by default), each with how many times it
  * ran there (its custom and generic plans counted together).
  */
-async function preparedPerConnection(deps: Deps): Promise<Array<Map<string, number>>> {
-  return onEveryConnection(deps.database.pool, async (c) => new Map(
+async function preparedPerConnection(deps: Deps, pool: Pool = deps.database.pool): Promise<Array<Map<string, number>>> {
+  return onEveryConnection(pool, async (c) => new Map(
     (await c.query<{ name: string; runs: string }>('SELECT name, generic_plans + custom_plans AS runs FROM pg_prepared_statements')).rows.map((r) => [r.name, Number(r.runs)]),
   ));
 }
@@ -79,6 +80,10 @@ test('the API process: /readyz is 503 (warm: pending) on both hosts until the wa
     // statement counts the posts.
     const each = Math.ceil(WARM_UP_POSTS / poolSize(deps.database.pool));
     for (const runs of prepared) expect(runs.get('post_message')).toBeGreaterThan(each);
+    // The by-key pool (the page read's one generic plan) is open to its size with its statements.
+    const byKeyPrepared = await preparedPerConnection(deps, deps.database.byKeyPool!);
+    expect(byKeyPrepared).toHaveLength(4);
+    for (const names of byKeyPrepared) expect(names.has('messages_page')).toBe(true);
     // The statements ran with NULL parameters in a transaction rolled back: nothing written.
     expect(await warmUpMessages()).toBe(messagesBefore);
     // The Redis scripts are loaded: no first call pays a NOSCRIPT.

@@ -61,6 +61,10 @@ const columnsSql = (fields: Record<string, string>) => Object.entries(fields).ma
  * readable. The reactions are looked up once per row of the page, an index probe each (`OFFSET
  * 0` keeps the lookup from being flattened into a join, which a plan could make a scan of every
  * reaction), and grouped once for the whole page.
+ * BY KEY (statements.ts): one generic plan on the API's by-key pool. In auto mode, once the
+ * tables had statistics, the generic plan's estimate (a `LIMIT $5` is taken as a tenth of the
+ * channel's rows) lost to each custom one and the page was planned on every read, ~0.8 ms of
+ * PostgreSQL's time; every table here is reached by its key (read-page.test.ts checks the plan).
  */
 const messagesPage = statement<{ authenticated: boolean; kind: string | null; member: boolean | null; data: string; more: boolean; last_ts: string | null }>('messages_page', `
   WITH auth AS (
@@ -92,7 +96,7 @@ const messagesPage = statement<{ authenticated: boolean; kind: string | null; me
                   WHERE m.channel_id = (SELECT id FROM ch WHERE member) AND m.thread_ts_micros IS NULL
                     AND m.ts_micros < (SELECT min(ts_micros) FROM page)) AS more,
          (SELECT min(ts_micros) FROM page)::text AS last_ts
-    FROM (VALUES (1)) AS one (x) LEFT JOIN ch ON true`);
+    FROM (VALUES (1)) AS one (x) LEFT JOIN ch ON true`, { byKey: true });
 
 /** A page of a channel's messages: the text of a JSON array of message views, and the keyset to continue after (null: the last page). */
 export interface MessagesPageText {
