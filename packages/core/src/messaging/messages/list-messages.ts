@@ -54,11 +54,11 @@ const columnsSql = (fields: Record<string, string>) => Object.entries(fields).ma
  * thread roots, newest first, before $4 (the cursor's ts; none = from the newest), each with its
  * reactions grouped per emoji in order of the first reaction. The page comes as the text of a
  * JSON array of message views, which the API writes into its answer as is: no parsing, no
- * stringifying again. `more`: an older root beyond the page exists (one index probe); `last_ts`: the page's last ts in
- * microseconds (the next cursor's keyset). Always one row: `authenticated` false when a
- * remembered authentication ($6-$11, remembered-authentications.ts; all null: none) no longer
- * holds, and then nothing else is read; `kind` null: no such channel; `member` false: not
- * readable. The reactions are looked up once per row of the page, an index probe each (`OFFSET
+ * stringifying again. `more`: an older root beyond the page exists (one index probe);
+ * `last_ts`: the page's last ts in microseconds (the next cursor's keyset). Always one row:
+ * `authenticated` false when a remembered authentication ($6-$11, remembered-authentications.ts;
+ * all null: none) no longer holds, and then nothing else is read; `kind` null: no such channel;
+ * `member` false: not readable. The reactions are looked up once per row of the page, an index probe each (`OFFSET
  * 0` keeps the lookup from being flattened into a join, which a plan could make a scan of every
  * reaction), and grouped once for the whole page.
  * BY KEY (statements.ts): one generic plan on the API's by-key pool. In auto mode, once the
