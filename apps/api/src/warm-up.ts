@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RedisScript, newSecret, type Deps, type WarmUpStep } from '@teamchat/core';
-import { prepareStatements } from '@teamchat/db';
+import { prepareStatementsOnEveryPool } from '@teamchat/db';
 import { callSelf } from './warm-up-call';
 import { warmUpPostsOnEveryConnection } from './warm-up-posts';
 
@@ -12,8 +12,8 @@ const WARM_ROUNDS = 20;
  * The API process's warm-up (docs/operations.md "Readiness"), run after both hosts listen and
  * before /readyz answers 200: every pool connection opened with every named statement prepared
  * on it (the by-key pool's with the by-key statements), the Redis scripts loaded, and internal
- * requests through both hosts' real servers (the probes, and an authenticated route with an unknown credential, which runs the body parser,
- * the credential statement and the error handler), then WARM_UP_POSTS authenticated posts through
+ * requests through both hosts' real servers (the probes, and an authenticated route with an
+ * unknown credential, which runs the body parser, the credential statement and the error handler), then WARM_UP_POSTS authenticated posts through
  * the API host's app, spread over every pool connection in transactions rolled back
  * (warm-up-posts.ts). Nothing is written.
  */
@@ -21,16 +21,8 @@ export function apiWarmUp(deps: Deps, servers: { api: http.Server; web: http.Ser
   const port = (s: http.Server) => (s.address() as AddressInfo).port;
   const body = JSON.stringify({ text: 'warm-up' });
   return [
-    {
-      name: 'postgres',
-      run: async () => {
-        const prepared = await prepareStatements(deps.database.pool);
-        // The by-key statements (the page read) run on a pool of their own: its connections too.
-        const byKey = deps.database.byKeyPool;
-        if (byKey) await prepareStatements(byKey, (st) => st.byKey);
-        return prepared;
-      },
-    },
+    // The by-key statements (the page read) run on a pool of their own: its connections too.
+    { name: 'postgres', run: () => prepareStatementsOnEveryPool(deps.database) },
     { name: 'redis_scripts', run: () => RedisScript.loadAll(deps.redis) },
     {
       name: 'requests',

@@ -64,6 +64,18 @@ export function definedStatements(): Array<Statement<QueryResultRow>> {
   return [...defined.values()];
 }
 
+/**
+ * Prepares the named statements on every connection of a database's pools (docs/operations.md
+ * "Readiness"): every statement on the main pool (a by-key statement inside a transaction runs
+ * there), and the by-key statements on the by-key pool, if there is one, each with its one
+ * generic plan made here. Answers the number of statements prepared per main-pool connection.
+ */
+export async function prepareStatementsOnEveryPool(database: { pool: Pool; byKeyPool: Pool | null }): Promise<number> {
+  const prepared = await prepareStatements(database.pool);
+  if (database.byKeyPool) await prepareStatements(database.byKeyPool, (st) => st.byKey);
+  return prepared;
+}
+
 /** Bound on each warm-up execution (ms): a statement run with NULL parameters must never take long. */
 const WARM_STATEMENT_TIMEOUT_MS = 250;
 

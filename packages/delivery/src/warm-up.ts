@@ -1,5 +1,5 @@
 import { DELIVERY_LOG_RETENTION_MS, RedisScript, detachExpiredLogWeeks, type Deps, type WarmUpStep } from '@teamchat/core';
-import { prepareStatements } from '@teamchat/db';
+import { prepareStatementsOnEveryPool } from '@teamchat/db';
 import { fanOutEvents, unrelayedEvents } from './fan-out';
 import { runPipeline } from './pipeline';
 import { WebhookTransport } from './transport';
@@ -22,15 +22,8 @@ const NO_ROW = 'warm-up-no-such-row';
  */
 export function engineWarmUp(deps: Deps): WarmUpStep[] {
   return [
-    {
-      name: 'postgres',
-      run: async () => {
-        await prepareStatements(deps.database.pool);
-        // The by-key pool's connections too, with their one generic plan each made here.
-        const byKey = deps.database.byKeyPool;
-        if (byKey) await prepareStatements(byKey, (st) => st.byKey);
-      },
-    },
+    // The by-key pool's connections too, with their one generic plan each made here.
+    { name: 'postgres', run: () => prepareStatementsOnEveryPool(deps.database) },
     { name: 'redis_scripts', run: () => RedisScript.loadAll(deps.redis) },
     {
       name: 'dry_pass',

@@ -1,11 +1,9 @@
 /**
  * The by-key statements keep one generic plan each on the worker's (and the API's) by-key pool
- * (DatabaseOptions.byKeyPool): a plan made once, on whatever statistics the tables had then. So
- * each must reach every table through an index condition on the index's leading column (its
- * key), at every table size; how it joins its own inputs (arrays, CTEs) is the planner's. Checked here on an empty database, the worst statistics there are:
- * on an empty table a scan of a whole index (a partial index of open rows or of unrelayed
- * events, say) costs as little as a lookup, and a plan that took it then would walk a backlog's
- * length on every call once the backlog came. Also: which pool each statement runs on.
+ * (DatabaseOptions.byKeyPool), so each must keep the rule of test/support/by-key-plans.ts (every
+ * table reached by its key, checked on an empty database: a partial index of open rows or of
+ * unrelayed events walked there would be a backlog's length walked later). Also: which pool each
+ * statement runs on.
  */
 import { BY_KEY_SESSION, createDatabase, definedStatements, runStatement, statement, type Database } from '@teamchat/db';
 import { byKeyPlanProblems } from '../../../test/support/by-key-plans';

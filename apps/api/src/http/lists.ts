@@ -22,6 +22,11 @@ export function listRequest<K = unknown>(req: Request, res: Response, list: stri
   return { limit, after: (keyset.length === 1 ? keyset[0] : keyset) as K };
 }
 
+/** The cursor that continues `list` after `keyset`, bound to this caller and list. */
+function cursorAfter(req: Request, res: Response, list: string, keyset: unknown[]): string {
+  return depsOf(req).cursors.encode(binding(res, list), keyset);
+}
+
 /** Sends `{ data, next_cursor }` from `limit + 1` fetched rows. */
 export function sendPage<R, V>(
   req: Request,
@@ -32,11 +37,10 @@ export function sendPage<R, V>(
   view: (row: R) => V,
   keyOf: (row: R) => unknown,
 ): void {
-  const cursors = depsOf(req).cursors;
   const page: Page<V> = toPage(rows, limit, view, (r) => {
     const k = keyOf(r);
     return Array.isArray(k) ? k : [k];
-  }, (keyset) => cursors.encode(binding(res, list), keyset));
+  }, (keyset) => cursorAfter(req, res, list, keyset));
   res.json(page);
 }
 
@@ -47,6 +51,6 @@ export function sendPage<R, V>(
  * else null (no cursor).
  */
 export function sendPageText(req: Request, res: Response, list: string, data: string, nextKeyset: unknown[] | null): void {
-  const next = nextKeyset === null ? null : depsOf(req).cursors.encode(binding(res, list), nextKeyset);
+  const next = nextKeyset === null ? null : cursorAfter(req, res, list, nextKeyset);
   res.type('json').send(`{"data":${data},"next_cursor":${JSON.stringify(next)}}`);
 }

@@ -3,9 +3,8 @@
  * (channel, membership, the page and its reactions), and answers exactly what the former
  * builder queries answered (spec: Endpoints / Messages; docs/api.md Messaging, Resources).
  */
-import { and, desc, eq, isNull, messages, sql } from '@teamchat/db';
+import { and, createDatabase, definedStatements, desc, eq, isNull, messages, sql } from '@teamchat/db';
 import { reactionsOf, toMessageView, type MessageRow } from '@teamchat/core';
-import { createDatabase, definedStatements } from '@teamchat/db';
 import { byKeyPlanProblems } from '../../../../test/support/by-key-plans';
 import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
 import { startHarness, type Harness } from '../../../../test/support/harness';
@@ -35,6 +34,9 @@ test('the one-statement page equals the builder page, field for field (reactions
   const edited = await post(bob, ch, { text: 'to be edited <!here>' });
   expect((await bob.patch(`/channels/${ch}/messages/${edited.ts}`, { text: 'edited' })).status).toBe(200);
   for (let i = 0; i < 5; i += 1) await post(a.ownerApi, ch, { text: `plain ${i}`, client_ref: `cr-${i}` });
+  // The page's JSON is PostgreSQL's, not JSON.stringify's: text that needs escaping comes back exactly.
+  const awkward = 'say "hi" \\ back\\slash\nnew line\ttab 🎉 </script> \u2028 é {"not": "json"}';
+  const escaped = await post(a.ownerApi, ch, { text: awkward, client_ref: 'quote " and \\ slash' });
   // reactions: two emoji on the root in a known order, two people on one of them
   expect((await bob.put(`/channels/${ch}/messages/${root.ts}/reactions/tada`)).status).toBe(201);
   expect((await a.ownerApi.put(`/channels/${ch}/messages/${root.ts}/reactions/eyes`)).status).toBe(201);
@@ -58,6 +60,7 @@ test('the one-statement page equals the builder page, field for field (reactions
     { emoji: 'eyes', count: 1, by: [a.owner.identityId] },
   ]);
   expect(rootView).toMatchObject({ reply_count: 1, session: { client: 'claude', version: '1.2' }, mentions: [bob.identityId] });
+  expect(res.body.data.find((m: { ts: string }) => m.ts === escaped.ts)).toMatchObject({ text: awkward, client_ref: 'quote " and \\ slash' });
 
   // paging: pages of 3 concatenate to the whole list, no repeats
   const seen: string[] = [];

@@ -32,8 +32,8 @@ function listen(app: http.RequestListener): Promise<http.Server> {
 }
 
 /**
- * The named statements prepared on each of the pool's connections (the main pool by default), each with how many times it
- * ran there (its custom and generic plans counted together).
+ * The named statements prepared on each of the pool's connections (the main pool by default),
+ * each with how many times it ran there (its custom and generic plans counted together).
  */
 async function preparedPerConnection(deps: Deps, pool: Pool = deps.database.pool): Promise<Array<Map<string, number>>> {
   return onEveryConnection(pool, async (c) => new Map(

@@ -58,9 +58,9 @@ const columnsSql = (fields: Record<string, string>) => Object.entries(fields).ma
  * `last_ts`: the page's last ts in microseconds (the next cursor's keyset). Always one row:
  * `authenticated` false when a remembered authentication ($6-$11, remembered-authentications.ts;
  * all null: none) no longer holds, and then nothing else is read; `kind` null: no such channel;
- * `member` false: not readable. The reactions are looked up once per row of the page, an index probe each (`OFFSET
- * 0` keeps the lookup from being flattened into a join, which a plan could make a scan of every
- * reaction), and grouped once for the whole page.
+ * `member` false: not readable. The reactions are looked up once per row of the page, an index
+ * probe each (`OFFSET 0` keeps the lookup from being flattened into a join, which a plan could
+ * make a scan of every reaction), and grouped once for the whole page.
  * BY KEY (statements.ts): one generic plan on the API's by-key pool. In auto mode, once the
  * tables had statistics, the generic plan's estimate (a `LIMIT $5` is taken as a tenth of the
  * channel's rows) lost to each custom one and the page was planned on every read, ~0.8 ms of
