@@ -1,8 +1,11 @@
 /**
- * `npx tsx bench/profile-top.ts <file.cpuprofile> [N]`: the top items of a V8 CPU profile (from
- * `node --cpu-prof`, e.g. `BENCH_CPU_PROF=/tmp/prof npm run bench -- messages`), by self time:
- * per area (a package under node_modules, our own workspace folder, node internals, GC) and per
- * function. Idle time is left out of the percentages.
+ * `npx tsx bench/profile-top.ts <file.cpuprofile> [N] [from s] [to s]`: the top items of a V8 CPU
+ * profile (from `node --cpu-prof`, e.g. `BENCH_CPU_PROF=/tmp/prof npm run bench -- messages`), by
+ * self time: per area (a package under node_modules, our own workspace folder, node internals, GC)
+ * and per function. Idle time is left out of the percentages. `from`/`to` keep only the samples
+ * taken that many seconds after the profile's start: a profile covers the process's whole life,
+ * and its start (modules loaded and compiled, the warm-up) is no part of a bench row's window.
+ * The busy time of each whole second is printed too, to find that window.
  *
  * Weighted by sample COUNT, not by the profile's time deltas: a delta is the wall time since the
  * previous sample, so a thread descheduled inside a syscall (a socket write that wakes
@@ -36,16 +39,27 @@ function area(url: string, fn: string): string {
 }
 
 function main(): void {
-  const [file, nArg] = process.argv.slice(2);
-  if (!file) throw new Error('usage: profile-top <file.cpuprofile> [N]');
+  const [file, nArg, fromArg, toArg] = process.argv.slice(2);
+  if (!file) throw new Error('usage: profile-top <file.cpuprofile> [N] [from s] [to s]');
   const top = Number(nArg ?? 25);
+  const fromUs = Number(fromArg ?? 0) * 1e6;
+  const toUs = toArg === undefined ? Infinity : Number(toArg) * 1e6;
   const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
   // One sample ≈ one sampling interval of running (the median delta; node's default is 1 ms).
   const deltas = [...profile.timeDeltas].sort((a, b) => a - b);
   const interval = deltas[Math.floor(deltas.length / 2)] ?? 1000;
-  for (const id of profile.samples) self.set(id, (self.get(id) ?? 0) + interval);
+  /** busy samples per whole second since the profile's start */
+  const perSecond: number[] = [];
+  let at = 0;
+  profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i] ?? 0;
+    if (byId.get(id)!.callFrame.functionName === '(idle)') return;
+    const second = Math.floor(at / 1e6);
+    perSecond[second] = (perSecond[second] ?? 0) + 1;
+    if (at >= fromUs && at <= toUs) self.set(id, (self.get(id) ?? 0) + interval);
+  });
 
   const areas = new Map<string, number>();
   const fns = new Map<string, number>();
@@ -66,7 +80,9 @@ function main(): void {
       console.log(`${((100 * us) / busy).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}`);
     }
   };
-  console.log(`${file}: ${(busy / 1000).toFixed(0)} ms busy (idle excluded)`);
+  console.log(`busy ms per second since the start: ${Array.from(perSecond, (n) => Math.round(((n ?? 0) * interval) / 1000)).join(' ')}`);
+  const window = fromArg === undefined ? '' : ` between ${Number(fromArg)} s and ${toArg === undefined ? 'the end' : `${Number(toArg)} s`}`;
+  console.log(`${file}: ${(busy / 1000).toFixed(0)} ms busy${window} (idle excluded)`);
   print('self time by area', areas);
   print('self time by function', fns);
 }
