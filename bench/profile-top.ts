@@ -42,8 +42,9 @@ function main(): void {
   const [file, nArg, fromArg, toArg] = process.argv.slice(2);
   if (!file) throw new Error('usage: profile-top <file.cpuprofile> [N] [from s] [to s]');
   const top = Number(nArg ?? 25);
-  const fromUs = Number(fromArg ?? 0) * 1e6;
-  const toUs = toArg === undefined ? Infinity : Number(toArg) * 1e6;
+  const fromS = Number(fromArg ?? 0);
+  const toS = toArg === undefined ? Infinity : Number(toArg);
+  if (Number.isNaN(fromS) || Number.isNaN(toS) || fromS > toS) throw new Error('from and to are seconds after the profile\'s start, from ≤ to');
   const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
@@ -53,12 +54,13 @@ function main(): void {
   /** busy samples per whole second since the profile's start */
   const perSecond: number[] = [];
   let at = 0;
+  // Idle samples are left out here, of the per-second line and of the percentages alike.
   profile.samples.forEach((id, i) => {
     at += profile.timeDeltas[i] ?? 0;
     if (byId.get(id)!.callFrame.functionName === '(idle)') return;
     const second = Math.floor(at / 1e6);
     perSecond[second] = (perSecond[second] ?? 0) + 1;
-    if (at >= fromUs && at <= toUs) self.set(id, (self.get(id) ?? 0) + interval);
+    if (at >= fromS * 1e6 && at <= toS * 1e6) self.set(id, (self.get(id) ?? 0) + interval);
   });
 
   const areas = new Map<string, number>();
@@ -66,7 +68,6 @@ function main(): void {
   let busy = 0;
   for (const [id, us] of self) {
     const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
-    if (functionName === '(idle)') continue;
     busy += us;
     const a = area(url, functionName);
     areas.set(a, (areas.get(a) ?? 0) + us);
@@ -81,7 +82,7 @@ function main(): void {
     }
   };
   console.log(`busy ms per second since the start: ${Array.from(perSecond, (n) => Math.round(((n ?? 0) * interval) / 1000)).join(' ')}`);
-  const window = fromArg === undefined ? '' : ` between ${Number(fromArg)} s and ${toArg === undefined ? 'the end' : `${Number(toArg)} s`}`;
+  const window = fromArg === undefined ? '' : ` between ${fromS} s and ${toS === Infinity ? 'the end' : `${toS} s`}`;
   console.log(`${file}: ${(busy / 1000).toFixed(0)} ms busy${window} (idle excluded)`);
   print('self time by area', areas);
   print('self time by function', fns);
