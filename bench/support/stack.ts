@@ -87,6 +87,21 @@ export function buildDist(): number {
   return (Date.now() - t) / 1000;
 }
 
+/**
+ * BENCH_STACK_ENV: `NAME=value` pairs, separated by spaces, added to (or replacing) the stack's
+ * environment. The stack is started with an environment of its own, not the bench's, so that
+ * nothing of the shell it runs in leaks into the measured processes; this is the one way to
+ * give them a setting for an experiment (e.g. `BENCH_STACK_ENV='NODE_OPTIONS=--perf-basic-prof'`).
+ */
+function stackEnvFromBench(): Record<string, string> {
+  const pairs = (process.env.BENCH_STACK_ENV ?? '').split(/\s+/).filter(Boolean);
+  return Object.fromEntries(pairs.map((pair) => {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(pair);
+    if (!m) throw new Error(`BENCH_STACK_ENV: "${pair}" is not NAME=value`);
+    return [m[1], m[2]];
+  }));
+}
+
 export async function startStack(mode: StackMode, opts: { databaseUrl: string; redisUrl: string; caFile: string }): Promise<Stack> {
   const ports = new Set<number>();
   while (ports.size < 5) ports.add(await freePort());
@@ -104,6 +119,7 @@ export async function startStack(mode: StackMode, opts: { databaseUrl: string; r
     LIMITS_ENABLED: 'false',
     WEBHOOK_ALLOWED_HOSTS: 'localhost',
     WEBHOOK_CA_FILE: opts.caFile,
+    ...stackEnvFromBench(),
   };
   const logFile = path.join(os.tmpdir(), `teamchat-bench-${mode}-${randomBytes(3).toString('hex')}.log`);
   const log = fs.openSync(logFile, 'a');
