@@ -281,7 +281,9 @@ export default async function webhooksBench(ctx: BenchContext): Promise<BenchRes
 
 /** BENCH_QUERY_LOG=1: each query text sent by the workers between two marks, per delivery, most frequent first. */
 function printQueriesPerDelivery(label: string, before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>, deliveries: number): void {
-  console.log(`worker queries per delivery, ${label}:`);
+  // Per delivery to three places, and its inverse: deliveries per call (the rows a batch
+  // statement such as the claim or the close carries, when each delivery is one of its rows).
+  console.log(`worker queries per delivery (and deliveries per call), ${label}:`);
   const sent = [...after].map(([q, n]) => [q, n - (before.get(q) ?? 0)] as const).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
-  for (const [q, n] of sent) console.log(`  ${(n / Math.max(1, deliveries)).toFixed(2)}  ${q}`);
+  for (const [q, n] of sent) console.log(`  ${(n / Math.max(1, deliveries)).toFixed(3)} (${(deliveries / n).toFixed(1)})  ${q}`);
 }
