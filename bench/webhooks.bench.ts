@@ -28,6 +28,7 @@ import type { Arrival } from './support/receiver';
 import { seedWebhookAccounts, type BenchAccount } from './support/webhook-seed';
 import type { BenchContext, BenchResult, Figure } from './run';
 import { MAX_OUTSTANDING, closedLoop, now, paced, pct, r1, sleep } from './support/pace';
+import { postgresCpuBetween, readPostgresCpu, type PostgresCpu } from './support/postgres-cpu';
 
 const num = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 /** events/s of the latency run; each post raises EVENTS_PER_POST events (message.posted + mention), each one delivery */
@@ -211,7 +212,7 @@ export default async function webhooksBench(ctx: BenchContext): Promise<BenchRes
         const c = process.cpuUsage(c0);
         return { rps: r.done / r.wallS, cpuUs: (c.user + c.system) / Math.max(1, r.done), errors: r.errors };
       })();
-      rows.push({ measure: `baseline: raw undici keep-alive HTTPS POSTs, 1 process, ${RAW_CONNECTIONS} connections`, 'deliveries/s': Math.round(rawRun.rps), '% of raw': 100, 'scaling vs 1 worker': '', 'CPU µs/delivery': Math.round(rawRun.cpuUs), 'PG rt/delivery': 0, 'Redis cmd/delivery': 0, n: '', dup: '' });
+      rows.push({ measure: `baseline: raw undici keep-alive HTTPS POSTs, 1 process, ${RAW_CONNECTIONS} connections`, 'deliveries/s': Math.round(rawRun.rps), '% of raw': 100, 'scaling vs 1 worker': '', 'CPU µs/delivery': Math.round(rawRun.cpuUs), 'PostgreSQL CPU µs/delivery': 0, 'PG rt/delivery': 0, 'Redis cmd/delivery': 0, n: '', dup: '' });
       let one = 0;
       for (const count of WORKER_COUNTS) {
         await receiver.call('reset');
@@ -224,13 +225,13 @@ export default async function webhooksBench(ctx: BenchContext): Promise<BenchRes
         const allReady = Date.now();
         const atReady = await receiver.call<number>('count');
         const from = Math.max(Math.ceil(0.1 * target), atReady + 1);
-        type Mark = { c: number; cpu: number; pg: number; redis: number; queries: Map<string, number> };
+        type Mark = { c: number; cpu: number; pg: number; redis: number; queries: Map<string, number>; pgCpu: PostgresCpu | null };
         const marks: Array<Mark | undefined> = [undefined, undefined];
         const statsAll = async (c: number): Promise<Mark> => {
           const all = await Promise.all(workers.map((w) => w.stats()));
           const queries = new Map<string, number>();
           for (const st of all) for (const [q, n] of Object.entries(st.queries ?? {})) queries.set(q, (queries.get(q) ?? 0) + n);
-          return { c, cpu: all.reduce((a, b) => a + b.cpuUs, 0), pg: all.reduce((a, b) => a + b.pgQueries, 0), redis: all.reduce((a, b) => a + b.redisCommands, 0), queries };
+          return { c, cpu: all.reduce((a, b) => a + b.cpuUs, 0), pg: all.reduce((a, b) => a + b.pgQueries, 0), redis: all.reduce((a, b) => a + b.redisCommands, 0), queries, pgCpu: readPostgresCpu() };
         };
         await waitArrivals(target, 180_000, async (c) => {
           if (!marks[0] && c >= from) marks[0] = await statsAll(c);
@@ -247,10 +248,11 @@ export default async function webhooksBench(ctx: BenchContext): Promise<BenchRes
         const cpuPer = m0 && m1 ? (m1.cpu - m0.cpu) / between : NaN;
         const pgPer = m0 && m1 ? (m1.pg - m0.pg) / between : NaN;
         const redisPer = m0 && m1 ? (m1.redis - m0.redis) / between : NaN;
+        const pgCpuPer = m0?.pgCpu && m1?.pgCpu ? Math.round(postgresCpuBetween(m0.pgCpu, m1.pgCpu) / between) : '';
         if (m0 && m1 && m1.queries.size) printQueriesPerDelivery(`${count} worker(s)`, m0.queries, m1.queries, between);
         const dup = arrivals.length - new Set(arrivals.map((a) => a.eventId)).size;
         if (count === 1) one = rps;
-        rows.push({ measure: `webhook deliveries, ${count} worker process${count > 1 ? 'es' : ''}`, 'deliveries/s': Math.round(rps), '% of raw': r1((100 * rps) / rawRun.rps), 'scaling vs 1 worker': one ? Number((rps / one).toFixed(2)) : '', 'CPU µs/delivery': Math.round(cpuPer), 'PG rt/delivery': r1(pgPer), 'Redis cmd/delivery': r1(redisPer), n: arrivals.length, dup });
+        rows.push({ measure: `webhook deliveries, ${count} worker process${count > 1 ? 'es' : ''}`, 'deliveries/s': Math.round(rps), '% of raw': r1((100 * rps) / rawRun.rps), 'scaling vs 1 worker': one ? Number((rps / one).toFixed(2)) : '', 'CPU µs/delivery': Math.round(cpuPer), 'PostgreSQL CPU µs/delivery': pgCpuPer, 'PG rt/delivery': r1(pgPer), 'Redis cmd/delivery': r1(redisPer), n: arrivals.length, dup });
         figures.push(
           { id: `webhook_deliveries_per_s_w${count}`, figure: `Sustained deliveries/s, ${count} worker process${count > 1 ? 'es' : ''}${one && count > 1 ? ` (×${(rps / one).toFixed(2)} of 1 worker)` : ''}`, value: Math.round(rps), unit: '/s', baseline: 'raw undici keep-alive HTTPS POSTs/s, same receiver', baselineValue: Math.round(rawRun.rps), ratioPct: r1((100 * rps) / rawRun.rps), ...(count === 1 ? { target: '≥ 25 % of raw', met: rps >= 0.25 * rawRun.rps } : count === 2 && one ? { target: '≥ 1 worker\'s deliveries/s', met: rps >= one } : {}) },
           { id: `webhook_cpu_us_per_delivery_w${count}`, figure: `Worker CPU µs per delivery, ${count} worker process${count > 1 ? 'es' : ''}`, value: Math.round(cpuPer), unit: 'µs', baseline: 'raw undici client CPU µs per POST', baselineValue: Math.round(rawRun.cpuUs) },
@@ -264,7 +266,7 @@ export default async function webhooksBench(ctx: BenchContext): Promise<BenchRes
       notes: [
         `Latency: messages posted through the API at a steady rate (open loop), each raising ${EVENTS_PER_POST} events (message.posted + a mention), each event one delivery; ${LOW_RATE ? `${LOW_RATE} then ` : ''}${RATE} events/s offered, ${DURATION_S} s measured after ${WARMUP_S} s. latency = receiver arrival − the API's 2xx answer to the post (one clock). If the API or the worker cannot keep up with the offered rate, the backlog shows as latency.`,
         `Accounts: ${ACCOUNTS} scale accounts × 2 seats × 1 endpoint (message.posted + mention, pointers), round-robin. Limits ON in the workers: every attempt takes an in-flight lease (cap max(4, ceil(2/25)) = 4 per account) and charges a call unit (65,000/day per seat); load is spread over accounts, no limit raised.`,
-        `Throughput: ${BACKLOG} events (${Math.ceil(BACKLOG / EVENTS_PER_POST)} posts) committed through the API with no worker running, then W workers start together; deliveries/s between the 10 % arrival (or the first after every worker is ready, if later) and the 90 % arrival; CPU µs, PG round trips and Redis commands per delivery = Σ over the workers between the same marks ÷ deliveries. Raw baseline: ${RAW_CONNECTIONS} keep-alive connections from one process (the bench), ${RAW_DURATION_S} s, CPU of that process.`,
+        `Throughput: ${BACKLOG} events (${Math.ceil(BACKLOG / EVENTS_PER_POST)} posts) committed through the API with no worker running, then W workers start together; deliveries/s between the 10 % arrival (or the first after every worker is ready, if later) and the 90 % arrival; CPU µs, PG round trips and Redis commands per delivery = Σ over the workers between the same marks ÷ deliveries; PostgreSQL CPU µs per delivery = every PostgreSQL process of the host (/proc) between the same marks ÷ deliveries. Raw baseline: ${RAW_CONNECTIONS} keep-alive connections from one process (the bench), ${RAW_DURATION_S} s, CPU of that process.`,
         'Every process (API, workers, receiver, PostgreSQL, Redis, the bench) shares the same 2 cores: more than 2 worker processes cannot add wall-clock throughput; CPU µs/delivery does not depend on the core count.',
         ...notes,
       ],
