@@ -1,6 +1,9 @@
 import fs from 'node:fs';
 
-/** Linux counts a process's CPU in clock ticks of 1/100 s (`getconf CLK_TCK`). */
+/**
+ * Linux reports a process's CPU in `/proc` in ticks of 1/100 s (`getconf CLK_TCK`): each process's
+ * reading is rounded to 10 ms, so a window must hold many deliveries for a figure per delivery.
+ */
 const US_PER_TICK = 10_000;
 
 /** Each PostgreSQL process's CPU so far (user + system, µs), by pid. */
