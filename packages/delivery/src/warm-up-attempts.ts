@@ -1,12 +1,10 @@
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { claimMs, generateSigningSecret, newId, sealWebhookSecret, type DeliveryContext, type Deps, type VettedUrl } from '@teamchat/core';
 import { planFanOut } from './fan-out';
 import { record } from './pipeline';
 import { prepareEndpoint, sendPrepared, signingSecrets } from './send';
 import type { FanOutRead } from './statements';
 import { WebhookTransport } from './transport';
-import { WARM_UP_CERTIFICATE, WARM_UP_KEY } from './warm-up-certificate';
+import { startWarmUpReceiver } from './warm-up-receiver';
 
 /**
  * Attempts the worker makes at warm-up, before it is ready: enough for V8 to compile the
@@ -31,22 +29,9 @@ const WARM_UP_CONCURRENCY = 8;
  * attempt that fails otherwise (no answer, an error) stops the others and fails the step.
  */
 export async function warmUpAttempts(deps: Deps, attempts = WARM_UP_ATTEMPTS): Promise<number> {
-  let answered = 0;
-  const server = https.createServer({ key: WARM_UP_KEY, cert: WARM_UP_CERTIFICATE }, (req, res) => {
-    req.resume();
-    req.on('end', () => {
-      answered += 1;
-      res.writeHead(answered % 4 === 0 ? 500 : 200, { 'content-type': 'text/plain' }).end('ok');
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
+  const receiver = await startWarmUpReceiver(deps.config, (n) => (n % 4 === 0 ? 500 : 200));
+  // A transport as the engine's own (the pipeline's send compiled for it), sent to the receiver's target only.
   const transport = new WebhookTransport(deps.config);
-  // Its own name, dialled on loopback, its certificate trusted for this target only (as a `webhooks:listen` receiver's).
-  const target: VettedUrl = { url: new URL(`https://warm-up.invalid:${port}/warm-up`), address: '127.0.0.1', family: 4, ca: WARM_UP_CERTIFICATE };
   const endpoint = warmUpEndpoint(deps);
   try {
     // The first failure stops every lane; the transport and the receiver close only once all stopped.
@@ -55,18 +40,17 @@ export async function warmUpAttempts(deps: Deps, attempts = WARM_UP_ATTEMPTS): P
     const lane = async () => {
       while (!failure && next < attempts) {
         next += 1;
-        await attempt(deps, transport, target, endpoint, next).catch((err: Error) => {
+        await attempt(deps, transport, receiver.target, endpoint, next).catch((err: Error) => {
           failure ??= err;
         });
       }
     };
     await Promise.all(Array.from({ length: WARM_UP_CONCURRENCY }, lane));
     if (failure) throw failure;
-    return answered;
+    return receiver.answered();
   } finally {
     await transport.close();
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await receiver.close();
   }
 }
 

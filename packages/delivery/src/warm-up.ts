@@ -4,6 +4,7 @@ import { fanOutEvents, unrelayedEvents } from './fan-out';
 import { runPipeline } from './pipeline';
 import { WebhookTransport } from './transport';
 import { warmUpAttempts } from './warm-up-attempts';
+import { warmUpDeliveries } from './warm-up-deliveries';
 
 /** An id no row has: the dry passes below find nothing and write nothing. */
 const NO_ROW = 'warm-up-no-such-row';
@@ -39,6 +40,7 @@ export function engineWarmUp(deps: Deps): WarmUpStep[] {
       },
     },
     { name: 'attempts', run: () => warmUpAttempts(deps) },
+    { name: 'deliveries', run: () => warmUpDeliveries(deps) },
     { name: 'log_weeks', run: async () => { await detachExpiredLogWeeks(deps.database.db, new Date(deps.now().getTime() - DELIVERY_LOG_RETENTION_MS)); } },
   ];
 }
