@@ -18,8 +18,13 @@ import { startWarmUpReceiver } from './warm-up-receiver';
  * "Warm-ups that run the real paths").
  */
 export const WARM_UP_DELIVERIES = 200;
-/** Posts per fan-out: a few, as the relay fans out itself at a low rate. */
-const POSTS_PER_FAN_OUT = 2;
+/**
+ * Posts per fan-out: one, as the relay fans a post out by itself at a low rate. The per-batch
+ * code (fan-out plan and write, the dispatcher's submit, the pipeline's claim and charge) then
+ * runs once per delivery: with two posts a fan-out it ran half as often and the first 10 s's
+ * p99 did not move (docs/performance.md "Warm-ups that run the real paths").
+ */
+const POSTS_PER_FAN_OUT = 1;
 /** Deliveries under way at once, at most (as a steady low rate keeps a few on the wire). */
 const UNDER_WAY = 8;
 /** The longest the step waits for its deliveries' outcomes before it fails (and the process goes on cold). */

@@ -99,7 +99,7 @@ test('the API process: /readyz is 503 (warm: pending) on both hosts until the wa
   }
 });
 
-test('the worker process: its operations port answers /readyz 503 until the engine warm-up (statements, scripts, dry passes of relay scan, fan-out and pipeline, the expired weeks of the log detached) ran, then 200', async () => {
+test('the worker process: its operations port answers /readyz 503 until the engine warm-up (statements, scripts, dry passes of relay scan, fan-out and pipeline, attempts in memory, deliveries on real rows rolled back, the expired weeks of the log detached) ran, then 200', async () => {
   // A database of its own: the warm-up detaches the weeks older than 30 days, which a test
   // sharing the run's database may be writing into.
   const db = await createMigratedDatabase('teamchat_warmup');
@@ -113,7 +113,9 @@ test('the worker process: its operations port answers /readyz 503 until the engi
     const cold = await fetch(`http://127.0.0.1:${ops.port}/readyz`);
     expect(cold.status).toBe(503);
     expect(((await cold.json()) as Readyz).checks.warm).toBe('pending');
-    await deps.warmth.run(engineWarmUp(deps), deps.logger);
+    const steps = engineWarmUp(deps);
+    expect(steps.map((s) => s.name)).toEqual(['postgres', 'redis_scripts', 'dry_pass', 'attempts', 'deliveries', 'log_weeks']);
+    await deps.warmth.run(steps, deps.logger);
     expect((await fetch(`http://127.0.0.1:${ops.port}/readyz`)).status).toBe(200);
     for (const names of await preparedPerConnection(deps)) {
       for (const name of ['webhook_fanout_read_many', 'webhook_fanout_write', 'webhook_claim_and_read', 'webhook_unrelayed_read', 'webhook_close_delivered_claims']) expect(names.has(name)).toBe(true);
