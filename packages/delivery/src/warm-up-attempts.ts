@@ -29,7 +29,7 @@ const WARM_UP_CONCURRENCY = 8;
  * attempt that fails otherwise (no answer, an error) stops the others and fails the step.
  */
 export async function warmUpAttempts(deps: Deps, attempts = WARM_UP_ATTEMPTS): Promise<number> {
-  const receiver = await startWarmUpReceiver(deps.config, (n) => (n % 4 === 0 ? 500 : 200));
+  const receiver = await startWarmUpReceiver((n) => (n % 4 === 0 ? 500 : 200));
   // A transport as the engine's own (the pipeline's send compiled for it), sent to the receiver's target only.
   const transport = new WebhookTransport(deps.config);
   const endpoint = warmUpEndpoint(deps);

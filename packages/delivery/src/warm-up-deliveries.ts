@@ -7,7 +7,7 @@ import { unrelayedEventsRead } from './fan-out';
 import { fanOutAndHandOver } from './fanout-worker';
 import type { AttemptOutcome } from './pipeline';
 import { FANOUT_BATCH } from './queues';
-import { startWarmUpReceiver } from './warm-up-receiver';
+import { BoundTransport, startWarmUpReceiver } from './warm-up-receiver';
 
 /**
  * Deliveries the worker makes at warm-up through the engine's real path, before it is ready:
@@ -55,7 +55,8 @@ class WarmUpDone extends Error {}
  * Answers how many deliveries were recorded delivered; fewer than asked fails the step.
  */
 export async function warmUpDeliveries(deps: Deps, deliveries = WARM_UP_DELIVERIES): Promise<number> {
-  const receiver = await startWarmUpReceiver(deps.config, () => 200);
+  const receiver = await startWarmUpReceiver(() => 200);
+  const transport = new BoundTransport(deps.config, receiver.target);
   // The password is hashed before the transaction opens (scrypt must not hold a connection idle).
   const owner = await newPerson(`warm-up-${randomToken(12)}@warm-up.invalid`, randomToken(32));
   let delivered = 0;
@@ -96,7 +97,7 @@ export async function warmUpDeliveries(deps: Deps, deliveries = WARM_UP_DELIVERI
           });
         }
       };
-      const dispatcher = new Dispatcher(warm, receiver.transport, counted);
+      const dispatcher = new Dispatcher(warm, transport, counted);
       let handed = 0;
       try {
         for (let posted = 0; posted < deliveries;) {
@@ -116,6 +117,7 @@ export async function warmUpDeliveries(deps: Deps, deliveries = WARM_UP_DELIVERI
   } catch (err) {
     if (!(err instanceof WarmUpDone)) throw err;
   } finally {
+    await transport.close();
     await receiver.close();
   }
   if (delivered < deliveries) throw new Error(`warm-up deliveries: ${delivered} of ${deliveries} delivered`);

@@ -5,9 +5,9 @@ import { WebhookTransport, type PostResult } from './transport';
 import { WARM_UP_CERTIFICATE, WARM_UP_KEY } from './warm-up-certificate';
 
 /**
- * The warm-up's own HTTPS receiver on loopback (warm-up-certificate.ts), and a transport that
- * sends to it and nowhere else: whatever target an attempt was vetted for, its POST goes to this
- * receiver, so a warm-up can never send anything to an address outside this process.
+ * The warm-up's own HTTPS receiver on loopback (warm-up-certificate.ts), and a transport bound to
+ * it (BoundTransport): whatever target an attempt was vetted for, its POST goes to this receiver,
+ * so a warm-up can never send anything to an address outside this process.
  */
 export interface WarmUpReceiver {
   readonly port: number;
@@ -15,14 +15,11 @@ export interface WarmUpReceiver {
   readonly target: VettedUrl;
   /** the requests it has answered */
   answered(): number;
-  /** a transport whose every POST goes to `target`, whatever target it is given */
-  readonly transport: WebhookTransport;
-  /** closes the transport, then the receiver */
   close(): Promise<void>;
 }
 
 /** Starts the receiver; `statusOf(n)` is the status of its n-th answer (from 1). */
-export async function startWarmUpReceiver(config: ConstructorParameters<typeof WebhookTransport>[0], statusOf: (n: number) => number): Promise<WarmUpReceiver> {
+export async function startWarmUpReceiver(statusOf: (n: number) => number): Promise<WarmUpReceiver> {
   let answered = 0;
   const server = https.createServer({ key: WARM_UP_KEY, cert: WARM_UP_CERTIFICATE }, (req, res) => {
     req.resume();
@@ -37,14 +34,11 @@ export async function startWarmUpReceiver(config: ConstructorParameters<typeof W
   });
   const { port } = server.address() as AddressInfo;
   const target: VettedUrl = { url: new URL(`https://warm-up.invalid:${port}/warm-up`), address: '127.0.0.1', family: 4, ca: WARM_UP_CERTIFICATE };
-  const transport = new WarmUpTransport(config, target);
   return {
     port,
     target,
     answered: () => answered,
-    transport,
     close: async () => {
-      await transport.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
@@ -52,7 +46,7 @@ export async function startWarmUpReceiver(config: ConstructorParameters<typeof W
 }
 
 /** A transport bound to one target: every POST goes there, whatever target it is given. */
-class WarmUpTransport extends WebhookTransport {
+export class BoundTransport extends WebhookTransport {
   constructor(config: ConstructorParameters<typeof WebhookTransport>[0], private readonly target: VettedUrl) {
     super(config);
   }
