@@ -15,7 +15,9 @@ const NO_ROW = 'warm-up-no-such-row';
  * the Redis scripts loaded, and one dry pass of the relay's scan, the fan-out and the attempt
  * pipeline over a row that does not exist (their code loaded and run, nothing written), and
  * WARM_UP_ATTEMPTS attempts on rows held in memory to a receiver of the worker's own
- * (warm-up-attempts.ts: the per-delivery code compiled before the first delivery); then
+ * (warm-up-attempts.ts: the per-delivery code compiled before the first delivery), and
+ * WARM_UP_DELIVERIES deliveries through the real path on real rows in one transaction rolled back
+ * (warm-up-deliveries.ts: the per-batch code's first runs, before the first delivery); then
  * the log's weeks past the 30 days detached and dropped (detachExpiredLogWeeks: each detach
  * waits at most PURGE_LOCK_WAIT_MS for its lock, and nothing else is purged here), so a fresh
  * install's first detaches, which hold up the log's statements while they wait, come before any
