@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAccount, createApiKey, newPerson, NO_RELAY_WAKE_UPS, randomToken, type Deps, type PreparedPerson } from '@teamchat/core';
-import { poolSize, type Db } from '@teamchat/db';
+import { poolSize, sql, type Db } from '@teamchat/db';
 import { createApp } from './app';
 import { callSelf } from './warm-up-call';
 
@@ -31,6 +31,14 @@ function warmUpEmail(): string {
   return `warm-up-${randomToken(12)}@warm-up.invalid`;
 }
 
+/**
+ * Each warm-up transaction waits at most this long for a lock, and runs no statement longer than
+ * WARM_UP_STATEMENT_MS: another transaction holding a table the posts write (a migration, a table
+ * lock) must fail the step, never keep the API from becoming ready.
+ */
+const WARM_UP_LOCK_WAIT_MS = 1_000;
+const WARM_UP_STATEMENT_MS = 5_000;
+
 /** Thrown to roll the warm-up's transaction back once its posts are made. */
 class WarmUpDone extends Error {}
 
@@ -51,6 +59,7 @@ export async function warmUpPosts(deps: Deps, posts = WARM_UP_POSTS, owner?: Pre
   owner ??= await newPerson(warmUpEmail(), randomToken(32));
   try {
     await deps.database.db.transaction(async (tx) => {
+      await tx.execute(sql.raw(`SET LOCAL lock_timeout = ${WARM_UP_LOCK_WAIT_MS}; SET LOCAL statement_timeout = ${WARM_UP_STATEMENT_MS}`));
       const account = await createAccount(tx, { plan: 'scale', owner });
       const { key } = await createApiKey(tx, {
         accountId: account.account_id, userId: account.owner.user_id, identityId: account.owner.identity_id, role: 'owner', scopes: [], readOnly: false,

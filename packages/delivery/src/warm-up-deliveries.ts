@@ -1,7 +1,7 @@
 import {
   createAccount, createChannel, createMetrics, generateSigningSecret, newId, newPerson, postMessage, randomToken, sealWebhookSecret, type Actor, type Deps,
 } from '@teamchat/core';
-import { webhookEndpoints, type Db } from '@teamchat/db';
+import { sql, webhookEndpoints, type Db } from '@teamchat/db';
 import { Dispatcher } from './dispatcher';
 import { unrelayedEventsRead } from './fan-out';
 import { fanOutAndHandOver } from './fanout-worker';
@@ -34,6 +34,15 @@ const UNDER_WAY = 8;
  */
 const OUTCOMES_WAIT_MS = 10_000;
 
+/**
+ * The warm-up's transaction waits at most this long for a lock, and runs no statement longer
+ * than WARM_UP_STATEMENT_MS: another transaction holding a table it writes (a migration, a
+ * table lock, a log partition being detached) must fail the step, never keep the worker from
+ * becoming ready.
+ */
+const WARM_UP_LOCK_WAIT_MS = 1_000;
+const WARM_UP_STATEMENT_MS = 5_000;
+
 /** Thrown to roll the warm-up's transaction back once its deliveries are recorded. */
 class WarmUpDone extends Error {}
 
@@ -52,6 +61,8 @@ class WarmUpDone extends Error {}
  *   dispatcher closes (a slot left by a crash expires after the claim time; the account's demand
  *   entry, as every ask's, within a second).
  * - Its metrics go to a registry of its own: no delivery of the warm-up is counted.
+ * - It waits at most WARM_UP_LOCK_WAIT_MS for any lock: a table held by another transaction fails
+ *   the step (the process goes on to be ready) instead of holding the warm-up.
  * Answers how many deliveries were recorded delivered; fewer than asked fails the step.
  */
 export async function warmUpDeliveries(deps: Deps, deliveries = WARM_UP_DELIVERIES): Promise<number> {
@@ -62,6 +73,7 @@ export async function warmUpDeliveries(deps: Deps, deliveries = WARM_UP_DELIVERI
   let delivered = 0;
   try {
     await deps.database.db.transaction(async (tx) => {
+      await tx.execute(sql.raw(`SET LOCAL lock_timeout = ${WARM_UP_LOCK_WAIT_MS}; SET LOCAL statement_timeout = ${WARM_UP_STATEMENT_MS}`));
       const account = await createAccount(tx, { plan: 'scale', owner });
       const accountId = account.account_id;
       const actor: Actor = {

@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { inFlightKey } from '@teamchat/core';
 import { warmUpDeliveries } from '../src/warm-up-deliveries';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
@@ -54,6 +55,26 @@ test.each([[[] as string[]], [['localhost', '127.0.0.1']]])('allowed hosts %j: e
     expect(keys.filter((k) => !k.endsWith(':demand'))).toEqual([]);
     for (const k of keys) expect(await h.deps.redis.pttl(k)).toBeLessThanOrEqual(1000);
   } finally {
+    await h.close();
+  }
+});
+
+test('a table held by another transaction fails the step within seconds (the worker goes on to be ready), leaving nothing', async () => {
+  const h = await startWebhookHarness({ databaseUrl: db.url });
+  const locker = new Client({ connectionString: db.url });
+  await locker.connect();
+  try {
+    const before = await counts(h);
+    // The fan-out's write inserts the stored bodies: with the table held, it waits for its lock.
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE webhook_bodies IN SHARE MODE');
+    const started = Date.now();
+    await expect(warmUpDeliveries(h.deps, 10)).rejects.toThrow(/lock timeout/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await locker.query('COMMIT');
+    expect(await counts(h)).toEqual(before);
+  } finally {
+    await locker.end().catch(() => undefined);
     await h.close();
   }
 });

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { DELIVERY_LOG_RETENTION_MS, createDeps, deliveryLogPartitions, newSecret, startOpsServer, waitReady, type Deps } from '@teamchat/core';
 import { engineWarmUp } from '@teamchat/delivery';
-import type { Pool } from 'pg';
+import { Client, type Pool } from 'pg';
 import { onEveryConnection, poolSize } from '@teamchat/db';
 import { createApp } from '../../src/app';
 import { apiWarmUp } from '../../src/warm-up';
@@ -172,4 +172,28 @@ test("the warm-up posts' server lets in only the warm-up's own key: any other cr
 
 test('deps made for tests and tools are warm from the start', () => {
   expect(h.deps.warmth.warm).toBe(true);
+});
+
+test('a table held by another transaction fails the API warm-up posts within seconds (the API goes on to be ready), leaving nothing', async () => {
+  // A database of its own: the table is held against every writer of it.
+  const db = await createMigratedDatabase('teamchat_warmlock');
+  const deps = createDeps({ ...h.deps.config, databaseUrl: db.url }, 'api', { serving: true, poolSize: 2 });
+  const locker = new Client({ connectionString: db.url });
+  await locker.connect();
+  try {
+    await waitReady(deps.redis);
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE messages IN SHARE MODE');
+    const started = Date.now();
+    // The channel is made; the first post's statement meets the held table and gives up waiting
+    // (its answer a 500, the error handler's for a database error), which fails the step.
+    await expect(warmUpPosts(deps, 3)).rejects.toThrow(/warm-up post 0 was answered 500/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await locker.query('COMMIT');
+    expect(Number((await deps.database.pool.query('SELECT count(*) AS n FROM messages')).rows[0].n)).toBe(0);
+  } finally {
+    await locker.end().catch(() => undefined);
+    await deps.close();
+    await dropDatabase(db.name);
+  }
 });
