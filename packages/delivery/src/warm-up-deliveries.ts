@@ -12,17 +12,19 @@ import { BoundTransport, startWarmUpReceiver } from './warm-up-receiver';
 /**
  * Deliveries the worker makes at warm-up through the engine's real path, before it is ready:
  * posts, the relay's read, the fan-out's write, the dispatcher (lanes, in-flight slots in Redis),
- * the pipeline's claim, charge, prepare and send, and the shared close, all on real rows, often
- * enough for V8 to compile them on the shapes real rows have. The attempts on rows held in memory
- * (warm-up-attempts.ts) leave these paths to the first real deliveries (docs/performance.md
- * "Warm-ups that run the real paths").
+ * the pipeline's claim, charge, prepare and send, and the shared close, all on real rows, so that
+ * their first runs (each function compiled to bytecode, its inline caches meeting the shapes real
+ * rows have, a dispatcher's first asks, claims and closes) come before the first real delivery.
+ * 200 runs are too few for V8's optimising compiler: that compiling still comes after ready. The
+ * attempts on rows held in memory (warm-up-attempts.ts) leave these paths to the first real
+ * deliveries (docs/performance.md "Warm-ups that run the real paths").
  */
 export const WARM_UP_DELIVERIES = 200;
 /**
  * Posts per fan-out: one, as the relay fans a post out by itself at a low rate. The per-batch
  * code (fan-out plan and write, the dispatcher's submit, the pipeline's claim and charge) then
- * runs once per delivery: with two posts a fan-out it ran half as often and the first 10 s's
- * p99 did not move (docs/performance.md "Warm-ups that run the real paths").
+ * runs once per delivery: with two posts a fan-out it ran half as often, and the first 10 s's
+ * p99 was lower in only 3 of 5 pairs (docs/performance.md "Warm-ups that run the real paths").
  */
 const POSTS_PER_FAN_OUT = 1;
 /** Deliveries under way at once, at most (as a steady low rate keeps a few on the wire). */
