@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAccount, createApiKey, newPerson, NO_RELAY_WAKE_UPS, randomToken, type Deps, type PreparedPerson } from '@teamchat/core';
-import { poolSize, sql, type Db } from '@teamchat/db';
+import { createAccount, createApiKey, inRolledBackTransaction, newPerson, warmUpEmail, NO_RELAY_WAKE_UPS, randomToken, type Deps, type PreparedPerson } from '@teamchat/core';
+import { poolSize, type Db } from '@teamchat/db';
 import { createApp } from './app';
 import { callSelf } from './warm-up-call';
 
@@ -26,25 +26,10 @@ export function onlyBearer(bearer: string, listener: http.RequestListener): http
   };
 }
 
-/** An address no one has: each warm-up transaction's owner is a new person of its own. */
-function warmUpEmail(): string {
-  return `warm-up-${randomToken(12)}@warm-up.invalid`;
-}
-
-/**
- * Each warm-up transaction waits at most this long for a lock, and runs no statement longer than
- * WARM_UP_STATEMENT_MS: another transaction holding a table the posts write (a migration, a table
- * lock) must fail the step, never keep the API from becoming ready.
- */
-const WARM_UP_LOCK_WAIT_MS = 1_000;
-const WARM_UP_STATEMENT_MS = 5_000;
-
-/** Thrown to roll the warm-up's transaction back once its posts are made. */
-class WarmUpDone extends Error {}
-
 /**
  * Runs WARM_UP_POSTS posts through the API host's real app, served on loopback by a server of
- * the warm-up's own, with every statement in ONE transaction that is rolled back at the end: the
+ * the warm-up's own, with every statement in ONE transaction that is rolled back at the end
+ * (inRolledBackTransaction: a held lock waited for over a second fails the step): the
  * account, its key, its channel and the posts exist only inside it, so nothing is ever committed
  * (the events' pg_notify is sent only on commit) and no other connection sees them; the limits
  * are off for these posts, so Redis is not written either. The posts go one at a time: a
@@ -54,49 +39,41 @@ class WarmUpDone extends Error {}
  * Answers how many posts were answered 201; any other answer fails the step.
  */
 export async function warmUpPosts(deps: Deps, posts = WARM_UP_POSTS, owner?: PreparedPerson): Promise<number> {
-  let created = 0;
   // The password is hashed before the transaction opens (scrypt must not hold a connection idle).
-  owner ??= await newPerson(warmUpEmail(), randomToken(32));
-  try {
-    await deps.database.db.transaction(async (tx) => {
-      await tx.execute(sql.raw(`SET LOCAL lock_timeout = ${WARM_UP_LOCK_WAIT_MS}; SET LOCAL statement_timeout = ${WARM_UP_STATEMENT_MS}`));
-      const account = await createAccount(tx, { plan: 'scale', owner });
-      const { key } = await createApiKey(tx, {
-        accountId: account.account_id, userId: account.owner.user_id, identityId: account.owner.identity_id, role: 'owner', scopes: [], readOnly: false,
-      });
-      // The same app as the API host's, its every statement on the warm-up's transaction. The
-      // limits are off for it: they count in Redis, outside the transaction, and would keep a
-      // seat's counters for an account that never existed. Only the warm-up's own key is let in.
-      const app = createApp({
-        ...deps, config: { ...deps.config, limitsEnabled: false }, database: { ...deps.database, db: tx as unknown as Db }, relayWakeUps: NO_RELAY_WAKE_UPS,
-      }, 'api');
-      const bearer = `Bearer ${key}`;
-      const server = http.createServer(onlyBearer(bearer, app));
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', resolve);
-      });
-      try {
-        const { port } = server.address() as AddressInfo;
-        const headers = { authorization: bearer, 'content-type': 'application/json' };
-        const channel = await callSelf(port, 'POST', `/accounts/${account.account_id}/channels`, headers, JSON.stringify({ name: 'warm-up' }));
-        const channelId = (JSON.parse(channel.body) as { id?: string }).id;
-        if (channel.status !== 201 || !channelId) throw new Error(`the warm-up's channel was answered ${channel.status}`);
-        for (let i = 0; i < posts; i += 1) {
-          const res = await callSelf(port, 'POST', `/accounts/${account.account_id}/channels/${channelId}/messages`, headers, JSON.stringify({ text: `warm-up message ${i}: an ordinary line of chat` }));
-          if (res.status !== 201) throw new Error(`warm-up post ${i} was answered ${res.status}`);
-          created += 1;
-        }
-      } finally {
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-      }
-      throw new WarmUpDone();
+  const person = owner ?? await newPerson(warmUpEmail(), randomToken(32));
+  return inRolledBackTransaction(deps.database.db, async (tx) => {
+    const account = await createAccount(tx, { plan: 'scale', owner: person });
+    const { key } = await createApiKey(tx, {
+      accountId: account.account_id, userId: account.owner.user_id, identityId: account.owner.identity_id, role: 'owner', scopes: [], readOnly: false,
     });
-  } catch (err) {
-    if (!(err instanceof WarmUpDone)) throw err;
-  }
-  return created;
+    // The same app as the API host's, its every statement on the warm-up's transaction. The
+    // limits are off for it: they count in Redis, outside the transaction, and would keep a
+    // seat's counters for an account that never existed. Only the warm-up's own key is let in.
+    const app = createApp({
+      ...deps, config: { ...deps.config, limitsEnabled: false }, database: { ...deps.database, db: tx as unknown as Db }, relayWakeUps: NO_RELAY_WAKE_UPS,
+    }, 'api');
+    const bearer = `Bearer ${key}`;
+    const server = http.createServer(onlyBearer(bearer, app));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', resolve);
+    });
+    try {
+      const { port } = server.address() as AddressInfo;
+      const headers = { authorization: bearer, 'content-type': 'application/json' };
+      const channel = await callSelf(port, 'POST', `/accounts/${account.account_id}/channels`, headers, JSON.stringify({ name: 'warm-up' }));
+      const channelId = (JSON.parse(channel.body) as { id?: string }).id;
+      if (channel.status !== 201 || !channelId) throw new Error(`the warm-up's channel was answered ${channel.status}`);
+      for (let i = 0; i < posts; i += 1) {
+        const res = await callSelf(port, 'POST', `/accounts/${account.account_id}/channels/${channelId}/messages`, headers, JSON.stringify({ text: `warm-up message ${i}: an ordinary line of chat` }));
+        if (res.status !== 201) throw new Error(`warm-up post ${i} was answered ${res.status}`);
+      }
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    return posts;
+  });
 }
 
 /**

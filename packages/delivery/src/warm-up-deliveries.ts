@@ -1,7 +1,7 @@
 import {
-  createAccount, createChannel, createMetrics, generateSigningSecret, newId, newPerson, postMessage, randomToken, sealWebhookSecret, type Actor, type Deps,
+  createAccount, createChannel, createMetrics, generateSigningSecret, inRolledBackTransaction, newId, newPerson, postMessage, randomToken, sealWebhookSecret, warmUpEmail, type Actor, type Deps,
 } from '@teamchat/core';
-import { sql, webhookEndpoints, type Db } from '@teamchat/db';
+import { webhookEndpoints, type Db } from '@teamchat/db';
 import { Dispatcher } from './dispatcher';
 import { unrelayedEventsRead } from './fan-out';
 import { fanOutAndHandOver } from './fanout-worker';
@@ -20,13 +20,6 @@ import { BoundTransport, startWarmUpReceiver } from './warm-up-receiver';
  * deliveries (docs/performance.md "Warm-ups that run the real paths").
  */
 export const WARM_UP_DELIVERIES = 200;
-/**
- * Posts per fan-out: one, as the relay fans a post out by itself at a low rate. The per-batch
- * code (fan-out plan and write, the dispatcher's submit, the pipeline's claim and charge) then
- * runs once per delivery: with two posts a fan-out it ran half as often, and the first 10 s's
- * p99 was lower in only 3 of 5 pairs (docs/performance.md "Warm-ups that run the real paths").
- */
-const POSTS_PER_FAN_OUT = 1;
 /** Deliveries under way at once, at most (as a steady low rate keeps a few on the wire). */
 const UNDER_WAY = 8;
 /**
@@ -35,18 +28,6 @@ const UNDER_WAY = 8;
  * keeps a process out of service).
  */
 const OUTCOMES_WAIT_MS = 10_000;
-
-/**
- * The warm-up's transaction waits at most this long for a lock, and runs no statement longer
- * than WARM_UP_STATEMENT_MS: another transaction holding a table it writes (a migration, a
- * table lock, a log partition being detached) must fail the step, never keep the worker from
- * becoming ready.
- */
-const WARM_UP_LOCK_WAIT_MS = 1_000;
-const WARM_UP_STATEMENT_MS = 5_000;
-
-/** Thrown to roll the warm-up's transaction back once its deliveries are recorded. */
-class WarmUpDone extends Error {}
 
 /**
  * Makes `deliveries` deliveries in ONE transaction that is rolled back at the end, as the API's
@@ -63,19 +44,18 @@ class WarmUpDone extends Error {}
  *   dispatcher closes (a slot left by a crash expires after the claim time; the account's demand
  *   entry, as every ask's, within a second).
  * - Its metrics go to a registry of its own: no delivery of the warm-up is counted.
- * - It waits at most WARM_UP_LOCK_WAIT_MS for any lock: a table held by another transaction fails
- *   the step (the process goes on to be ready) instead of holding the warm-up.
+ * - Its transaction is inRolledBackTransaction's: a lock waited for over a second (a table held by
+ *   another transaction) fails the step, and the process goes on to be ready.
  * Answers how many deliveries were recorded delivered; fewer than asked fails the step.
  */
 export async function warmUpDeliveries(deps: Deps, deliveries = WARM_UP_DELIVERIES): Promise<number> {
   const receiver = await startWarmUpReceiver(() => 200);
   const transport = new BoundTransport(deps.config, receiver.target);
   // The password is hashed before the transaction opens (scrypt must not hold a connection idle).
-  const owner = await newPerson(`warm-up-${randomToken(12)}@warm-up.invalid`, randomToken(32));
+  const owner = await newPerson(warmUpEmail(), randomToken(32));
   let delivered = 0;
   try {
-    await deps.database.db.transaction(async (tx) => {
-      await tx.execute(sql.raw(`SET LOCAL lock_timeout = ${WARM_UP_LOCK_WAIT_MS}; SET LOCAL statement_timeout = ${WARM_UP_STATEMENT_MS}`));
+    await inRolledBackTransaction(deps.database.db, async (tx) => {
       const account = await createAccount(tx, { plan: 'scale', owner });
       const accountId = account.account_id;
       const actor: Actor = {
@@ -114,10 +94,13 @@ export async function warmUpDeliveries(deps: Deps, deliveries = WARM_UP_DELIVERI
       const dispatcher = new Dispatcher(warm, transport, counted);
       let handed = 0;
       try {
-        for (let posted = 0; posted < deliveries;) {
-          for (let k = 0; k < POSTS_PER_FAN_OUT && posted < deliveries; k += 1, posted += 1) {
-            await postMessage(tx, { actor, channelId: channel.id, text: `warm-up message ${posted}: an ordinary line of chat` });
-          }
+        // One post a fan-out, as the relay fans a post out by itself at a low rate: the per-batch
+        // code (fan-out plan and write, the dispatcher's submit, the pipeline's claim and charge)
+        // then runs once per delivery (with two posts a fan-out it ran half as often, and the
+        // first 10 s's p99 was lower in only 3 of 5 pairs: docs/performance.md "Warm-ups that run
+        // the real paths").
+        for (let posted = 0; posted < deliveries; posted += 1) {
+          await postMessage(tx, { actor, channelId: channel.id, text: `warm-up message ${posted}: an ordinary line of chat` });
           const read = await unrelayedEventsRead(tx, FANOUT_BATCH, [accountId]);
           handed += (await fanOutAndHandOver(warm, dispatcher, read.map((r) => r.id), read)).deliveries;
           await settledTo(handed - UNDER_WAY);
@@ -126,10 +109,7 @@ export async function warmUpDeliveries(deps: Deps, deliveries = WARM_UP_DELIVERI
       } finally {
         await dispatcher.close();
       }
-      throw new WarmUpDone();
     });
-  } catch (err) {
-    if (!(err instanceof WarmUpDone)) throw err;
   } finally {
     await transport.close();
     await receiver.close();

@@ -29,6 +29,9 @@ async function counts(h: Harness) {
   return out;
 }
 
+/** Every Redis key of the harness's own prefix, sorted. */
+const redisKeys = async (h: Harness) => (await h.deps.redis.keys(`${h.deps.config.redisPrefix}:*`)).sort();
+
 const attemptsCounted = async (h: Harness) => (await h.deps.metrics.deliveriesTotal.get()).values.reduce((s, v) => s + v.value, 0);
 
 // As in production, no host is exempt from the guard; and with the loopback names exempt
@@ -45,6 +48,7 @@ test.each([[[] as string[]], [['localhost', '127.0.0.1']]])('allowed hosts %j: e
 
     const before = await counts(h);
     const counted = await attemptsCounted(h);
+    const keysBefore = await redisKeys(h);
     expect(await warmUpDeliveries(h.deps, 30)).toBe(30);
     expect(await counts(h)).toEqual(before);
     expect(await attemptsCounted(h)).toBe(counted);
@@ -54,6 +58,9 @@ test.each([[[] as string[]], [['localhost', '127.0.0.1']]])('allowed hosts %j: e
     const keys = await h.deps.redis.keys(inFlightKey(h.deps.config, '*').replace(/\{?\*\}?$/, '*'));
     expect(keys.filter((k) => !k.endsWith(':demand'))).toEqual([]);
     for (const k of keys) expect(await h.deps.redis.pttl(k)).toBeLessThanOrEqual(1000);
+    // Nothing else of it is kept in Redis either: no call unit charged (the limits are on in this
+    // harness, off for the warm-up), no counter or key of the account that never existed.
+    expect((await redisKeys(h)).filter((k) => !k.endsWith(':demand'))).toEqual(keysBefore);
   } finally {
     await h.close();
   }

@@ -1,3 +1,5 @@
+import { sql, type Db, type Tx } from '@teamchat/db';
+import { randomToken } from '../ids';
 import type { Logger } from '../logger';
 import { isShuttingDown } from './shutdown';
 
@@ -70,4 +72,41 @@ export class Warmth {
     this.state = 'warm';
     logger.info('warm', { ms: Math.round(performance.now() - started), steps_ms: times });
   }
+}
+
+/**
+ * A warm-up transaction waits at most this long for a lock, and runs no statement longer than
+ * WARM_UP_STATEMENT_MS: another transaction holding a table it writes (a migration, a table lock,
+ * a log partition being detached) must fail the step, never keep the process from becoming ready.
+ */
+export const WARM_UP_LOCK_WAIT_MS = 1_000;
+export const WARM_UP_STATEMENT_MS = 5_000;
+
+/** An address no one has, for a warm-up transaction's owner: a new person of its own each time. */
+export function warmUpEmail(): string {
+  return `warm-up-${randomToken(12)}@warm-up.invalid`;
+}
+
+/** Thrown to roll a warm-up's transaction back once its work is done. */
+class WarmUpDone extends Error {}
+
+/**
+ * Runs `work` in ONE transaction that is always rolled back, under the warm-up's bounds on lock
+ * waits and statements: the warm-ups that run real paths on real rows (the API's posts, the
+ * worker's deliveries) write only inside it, so nothing of theirs is ever committed or seen by
+ * another connection. Answers what `work` answered; rejects with its error, or with the
+ * database's when a bound was passed.
+ */
+export async function inRolledBackTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const answer: { value?: T } = {};
+  try {
+    await db.transaction(async (tx) => {
+      await tx.execute(sql.raw(`SET LOCAL lock_timeout = ${WARM_UP_LOCK_WAIT_MS}; SET LOCAL statement_timeout = ${WARM_UP_STATEMENT_MS}`));
+      answer.value = await work(tx);
+      throw new WarmUpDone();
+    });
+  } catch (err) {
+    if (!(err instanceof WarmUpDone)) throw err;
+  }
+  return answer.value as T;
 }
