@@ -38,6 +38,9 @@ export function createDeps(
     // so does the API's page read, which with a table's statistics was planned on every execution
     // (docs/performance.md "The page read").
     byKeyPool: service === 'worker' || service === 'api',
+    // The worker's by-key writes (fan-out, claims, quick closes) wait for no WAL flush: one a
+    // PostgreSQL crash loses is done again, at least once (docs/webhooks.md "Crash safety").
+    byKeyAsyncCommit: service === 'worker',
   });
   const redis = createRedisFor(config, 'producer');
   const now = options.now ?? (() => new Date());

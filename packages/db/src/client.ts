@@ -69,6 +69,19 @@ export interface DatabaseOptions extends Pick<PoolConfig, 'max' | 'application_n
    * are unnamed and planned on each execution anyway, so they run on the main pool.
    */
   byKeyPool?: boolean;
+  /**
+   * The by-key pool's sessions commit asynchronously (`synchronous_commit = off`): a commit
+   * returns once its WAL record is written, without waiting for the flush to disk (PostgreSQL
+   * flushes it within 3 × `wal_writer_delay`, 600 ms at most, or with the next synchronous
+   * commit). Safe only where every by-key statement that writes may be lost in a PostgreSQL
+   * crash and done again from what synchronous commits keep: the worker's (the fan-out's write,
+   * claims, quick closes, claims given back: docs/webhooks.md "Crash safety").
+   * `test/by-key-plans.test.ts` (packages/delivery) fails when a by-key statement that writes
+   * is added, so that a durable write never runs here unnoticed. Consistency is never at stake:
+   * a crash loses the last asynchronous commits in commit order, never one without those
+   * before it, and never a synchronous commit's.
+   */
+  byKeyAsyncCommit?: boolean;
 }
 
 /**
@@ -109,7 +122,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
     return opened;
   };
   const pool = open(options.customPlans && !pooled ? 'SET plan_cache_mode = force_custom_plan; SET max_parallel_workers_per_gather = 0' : null);
-  const byKeyPool = options.byKeyPool && !pooled ? open(BY_KEY_SESSION) : null;
+  const byKeyPool = options.byKeyPool && !pooled ? open(options.byKeyAsyncCommit ? `${BY_KEY_SESSION}; SET synchronous_commit = off` : BY_KEY_SESSION) : null;
   if (byKeyPool) runByKeyOn(pool, byKeyPool);
   const db = drizzle(pool, { schema });
   // drizzle-orm's transaction() on a pool checks a client out and runs BEGIN before its
