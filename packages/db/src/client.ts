@@ -72,8 +72,8 @@ export interface DatabaseOptions extends Pick<PoolConfig, 'max' | 'application_n
   /**
    * The by-key pool's sessions commit asynchronously (`synchronous_commit = off`): a commit
    * returns once its WAL record is written, without waiting for the flush to disk (PostgreSQL
-   * flushes it within 3 × `wal_writer_delay`, 600 ms at most, or with the next synchronous
-   * commit). Safe only where every by-key statement that writes may be lost in a PostgreSQL
+   * flushes it within 3 × `wal_writer_delay`, 600 ms at the default, or with the next
+   * synchronous commit). Safe only where every by-key statement that writes may be lost in a PostgreSQL
    * crash and done again from what synchronous commits keep: the worker's (the fan-out's write,
    * claims, quick closes, claims given back: docs/webhooks.md "Crash safety").
    * `test/by-key-plans.test.ts` (packages/delivery) fails when a by-key statement that writes
