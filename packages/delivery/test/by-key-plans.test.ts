@@ -6,7 +6,7 @@
  * statement runs on, and which sessions commit asynchronously.
  */
 import { BY_KEY_SESSION, createDatabase, definedStatements, runStatement, statement, type Database } from '@teamchat/db';
-import { createDeps, loadConfig, randomToken } from '@teamchat/core';
+import { createDeps, loadConfig, randomToken, waitReady } from '@teamchat/core';
 import { byKeyPlanProblems } from '../../../test/support/by-key-plans';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import { TEST_REDIS_URL } from '../../../test/support/env';
@@ -100,6 +100,10 @@ test("the worker's deps commit its by-key writes asynchronously; the API's do no
   const commitOf = async (service: string) => {
     const deps = createDeps(config, service, { poolSize: 1 });
     try {
+      // Both Redis connections ready before close: one closed during its ready check emits an
+      // unhandled error.
+      await waitReady(deps.redis);
+      await deps.jobQueue.queue.waitUntilReady();
       return (await deps.database.byKeyPool!.query("SELECT current_setting('synchronous_commit') AS sync")).rows[0].sync as string;
     } finally {
       await deps.close();
