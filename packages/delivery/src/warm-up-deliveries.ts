@@ -53,9 +53,8 @@ export async function warmUpDeliveries(deps: Deps, deliveries = WARM_UP_DELIVERI
   const transport = new BoundTransport(deps.config, receiver.target);
   // The password is hashed before the transaction opens (scrypt must not hold a connection idle).
   const owner = await newPerson(warmUpEmail(), randomToken(32));
-  let delivered = 0;
   try {
-    await inRolledBackTransaction(deps.database.db, async (tx) => {
+    const delivered = await inRolledBackTransaction(deps.database.db, async (tx) => {
       const account = await createAccount(tx, { plan: 'scale', owner });
       const accountId = account.account_id;
       const actor: Actor = {
@@ -75,10 +74,11 @@ export async function warmUpDeliveries(deps: Deps, deliveries = WARM_UP_DELIVERI
         metrics: createMetrics(),
       };
       let settled = 0;
+      let recorded = 0;
       let wake: (() => void) | null = null;
       const counted = (outcome: AttemptOutcome) => {
         settled += 1;
-        if (outcome.kind === 'done' && outcome.status === 'delivered') delivered += 1;
+        if (outcome.kind === 'done' && outcome.status === 'delivered') recorded += 1;
         wake?.();
       };
       const deadline = Date.now() + OUTCOMES_WAIT_MS;
@@ -109,11 +109,12 @@ export async function warmUpDeliveries(deps: Deps, deliveries = WARM_UP_DELIVERI
       } finally {
         await dispatcher.close();
       }
+      return recorded;
     });
+    if (delivered < deliveries) throw new Error(`warm-up deliveries: ${delivered} of ${deliveries} delivered`);
+    return delivered;
   } finally {
     await transport.close();
     await receiver.close();
   }
-  if (delivered < deliveries) throw new Error(`warm-up deliveries: ${delivered} of ${deliveries} delivered`);
-  return delivered;
 }

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { Client } from 'pg';
 import { waitReady } from '@teamchat/core';
+import { sql } from '@teamchat/db';
 import { startHarness, type Harness } from '../../../test/support/harness';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import { startReceiver, type Receiver } from '../../../test/support/https-receiver';
@@ -74,6 +75,39 @@ test('a worker killed (SIGKILL) mid-delivery loses nothing: another attempts the
     expect(got).toHaveLength(2);
     expect(got[1].headers['webhook-id']).toBe(got[0].headers['webhook-id']); // same event: receivers dedupe on it
     expect(got[1].body).toBe(got[0].body);
+  } finally {
+    await h.close();
+  }
+});
+
+test('a fan-out that a crash of the PostgreSQL server lost (the worker\'s by-key writes commit asynchronously): the event fans out again, and its receiver gets it a second time with a new delivery id and the same event id', async () => {
+  const h = await harness();
+  try {
+    const s = await scene(h);
+    await worker(h);
+    await post(s.a.ownerApi, s.ch, { text: 'delivered, then its fan-out lost' });
+    await eventually(async () => (await deliveriesOf(h, s.ep.id))[0]?.status === 'delivered', 30_000, 'the first delivery recorded');
+    const [first] = await deliveriesOf(h, s.ep.id);
+    // What the crash leaves: the event (committed synchronously by the API) as it was before its
+    // fan-out, and none of the fan-out's rows.
+    await h.deps.database.db.transaction(async (tx) => {
+      await tx.execute(sql`DELETE FROM webhook_deliveries WHERE event_id = ${first.eventId}`);
+      await tx.execute(sql`DELETE FROM webhook_bodies WHERE event_id = ${first.eventId}`);
+      await tx.execute(sql`UPDATE events SET relayed_at = NULL WHERE id = ${first.eventId}`);
+    });
+    const again = await eventually(async () => {
+      const rows = await deliveriesOf(h, s.ep.id);
+      return rows[0]?.status === 'delivered' ? rows : null;
+    }, 30_000, 'the event fanned out and delivered again');
+    expect(again).toHaveLength(1);
+    expect(again[0].eventId).toBe(first.eventId);
+    expect(again[0].id).not.toBe(first.id);
+    const got = s.mine();
+    expect(got).toHaveLength(2);
+    expect(got[1].headers['webhook-id']).toBe(first.eventId); // receivers dedupe on it (spec: Webhooks)
+    expect(got[1].headers['webhook-id']).toBe(got[0].headers['webhook-id']);
+    expect(got[1].headers['x-service-delivery']).not.toBe(got[0].headers['x-service-delivery']);
+    expect(JSON.parse(got[1].body).id).toBe(first.eventId);
   } finally {
     await h.close();
   }

@@ -98,15 +98,15 @@ class WarmUpDone extends Error {}
  * database's when a bound was passed.
  */
 export async function inRolledBackTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
-  const answer: { value?: T } = {};
+  let value: T | undefined;
   try {
     await db.transaction(async (tx) => {
       await tx.execute(sql.raw(`SET LOCAL lock_timeout = ${WARM_UP_LOCK_WAIT_MS}; SET LOCAL statement_timeout = ${WARM_UP_STATEMENT_MS}`));
-      answer.value = await work(tx);
+      value = await work(tx);
       throw new WarmUpDone();
     });
   } catch (err) {
     if (!(err instanceof WarmUpDone)) throw err;
   }
-  return answer.value as T;
+  return value as T;
 }
