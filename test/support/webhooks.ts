@@ -1,5 +1,5 @@
-import { asc, eq, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
-import { generateSigningSecret, newId, sealWebhookSecret, type Config } from '@teamchat/core';
+import { asc, eq, webhookDeliveries, webhookEndpoints, type Executor } from '@teamchat/db';
+import { deliveryLogFloor, deliveryLogPartitions, ensureDeliveryLogPartitions, generateSigningSecret, newId, sealWebhookSecret, type Config } from '@teamchat/core';
 import { startHarness, type Harness } from './harness';
 import { testCertificates } from './https-receiver';
 
@@ -89,4 +89,19 @@ export async function eventually<T>(check: () => Promise<T | null | undefined | 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** The delivery log's weekly partitions wholly older than the 30 days the log keeps: the ones the purge drops. */
+export async function expiredLogWeeks(db: Executor): Promise<Array<{ name: string; from: Date; to: Date }>> {
+  const floor = deliveryLogFloor(new Date()).getTime();
+  return (await deliveryLogPartitions(db)).filter((p) => p.to.getTime() <= floor);
+}
+
+/**
+ * Makes a weekly partition of the log wholly older than the 30 days: the week holding 38 days
+ * ago, which ends 31 days ago at the latest. A fresh database's own first week (the migration's,
+ * the one holding 35 days ago) lies wholly outside the 30 days only from Wednesday on (UTC).
+ */
+export async function makeExpiredLogWeek(db: Executor): Promise<void> {
+  await ensureDeliveryLogPartitions(db, new Date(deliveryLogFloor(new Date()).getTime() - 8 * 86_400_000));
 }

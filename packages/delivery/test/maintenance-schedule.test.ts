@@ -1,8 +1,7 @@
-import { DELIVERY_LOG_RETENTION_MS, deliveryLogPartitions, ensureDeliveryLogPartitions } from '@teamchat/core';
 import { PURGE_EVERY_MS, PURGE_FIRST_AFTER_MS, WebhookQueues, maintenanceScheduleFrom, webhookMaintenance } from '../src';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
-import { startWebhookHarness } from '../../../test/support/webhooks';
+import { expiredLogWeeks, makeExpiredLogWeek, startWebhookHarness } from '../../../test/support/webhooks';
 
 /**
  * The maintenance's purge schedule (maintenance.ts): a started engine's first full purge runs
@@ -24,10 +23,7 @@ afterAll(async () => {
   await dropDatabase(db.name);
 });
 
-/** The log's weekly partitions wholly past the 30 days. */
-async function expiredWeeks() {
-  return (await deliveryLogPartitions(h.deps.database.db)).filter((p) => p.to.getTime() <= Date.now() - DELIVERY_LOG_RETENTION_MS);
-}
+const expiredWeeks = () => expiredLogWeeks(h.deps.database.db);
 
 /** No account's rows are looked at (the sweep's part of the pass is narrowed to none). */
 const NO_ACCOUNT = ['acct_none'];
@@ -36,9 +32,7 @@ test('the first purge waits its minute after the start; once due it runs, and th
   const startedAt = Date.now();
   const schedule = maintenanceScheduleFrom(startedAt);
   expect(schedule.nextPurgeAt).toBe(startedAt + PURGE_FIRST_AFTER_MS);
-  // A week wholly outside the 30 days. The migration's first week (the one holding 35 days ago)
-  // is one only from Wednesday on: on a Monday or Tuesday it still reaches into the 30 days.
-  await ensureDeliveryLogPartitions(h.deps.database.db, new Date(startedAt - DELIVERY_LOG_RETENTION_MS - 8 * 86_400_000));
+  await makeExpiredLogWeek(h.deps.database.db);
   expect((await expiredWeeks()).length).toBeGreaterThan(0);
 
   // The passes of the first seconds purge nothing and leave the schedule as it is.

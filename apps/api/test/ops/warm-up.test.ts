@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { DELIVERY_LOG_RETENTION_MS, createDeps, deliveryLogPartitions, ensureDeliveryLogPartitions, newSecret, startOpsServer, waitReady, type Deps } from '@teamchat/core';
+import { createDeps, newSecret, startOpsServer, waitReady, type Deps } from '@teamchat/core';
 import { engineWarmUp } from '@teamchat/delivery';
 import { Client, type Pool } from 'pg';
 import { onEveryConnection, poolSize } from '@teamchat/db';
@@ -8,6 +8,7 @@ import { apiWarmUp } from '../../src/warm-up';
 import { onlyBearer, warmUpPosts, warmUpPostsOnEveryConnection, WARM_UP_POSTS } from '../../src/warm-up-posts';
 import { newAccount, newKey, startHarness, type Harness } from '../../../../test/support/harness';
 import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
+import { expiredLogWeeks, makeExpiredLogWeek } from '../../../../test/support/webhooks';
 
 /** The /readyz body (docs/operations.md, "Readiness"). */
 type Readyz = { checks: Record<string, string> };
@@ -104,10 +105,8 @@ test('the worker process: its operations port answers /readyz 503 until the engi
   // sharing the run's database may be writing into.
   const db = await createMigratedDatabase('teamchat_warmup');
   const deps = createDeps({ ...h.deps.config, databaseUrl: db.url }, 'worker', { serving: true, poolSize: 3 });
-  const old = async () => (await deliveryLogPartitions(deps.database.db)).filter((p) => p.to.getTime() <= Date.now() - DELIVERY_LOG_RETENTION_MS);
-  // A week wholly outside the 30 days. The migration's first week (the one holding 35 days ago)
-  // is one only from Wednesday on: on a Monday or Tuesday it still reaches into the 30 days.
-  await ensureDeliveryLogPartitions(deps.database.db, new Date(Date.now() - DELIVERY_LOG_RETENTION_MS - 8 * 86_400_000));
+  const old = () => expiredLogWeeks(deps.database.db);
+  await makeExpiredLogWeek(deps.database.db);
   expect((await old()).length).toBeGreaterThan(0);
   await waitReady(deps.redis);
   const ops = await startOpsServer(deps, 0, '127.0.0.1');
