@@ -50,6 +50,16 @@ function clientOf(ex: Executor): Pool | PoolClient {
   return client;
 }
 
+/**
+ * True when `ex` is the database itself (each statement runs on a pool connection as its own
+ * transaction), false inside a transaction: work may be batched with other callers' only then.
+ */
+export function outsideTransaction(ex: Executor): boolean {
+  const client = clientOf(ex);
+  // A pg Pool has `totalCount`; a PoolClient (a transaction's connection) does not.
+  return typeof (client as Pool).totalCount === 'number';
+}
+
 /** Runs a named statement; inside a transaction it runs on the transaction's connection. */
 export async function runStatement<R extends QueryResultRow>(ex: Executor, st: Statement<R>, values: unknown[]): Promise<R[]> {
   const client = clientOf(ex);

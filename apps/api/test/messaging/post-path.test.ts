@@ -11,7 +11,7 @@ import {
   and, asc, channelMembers, channels, eq, events, identities, inArray, messages, ne, sql, type Executor,
 } from '@teamchat/db';
 import {
-  errors, forgetPostFacts, formatTs, messagePostedEvents, parseMentions, postMessage, recordEvents, resolveActor,
+  AuthenticationNotConfirmed, errors, forgetPostFacts, formatTs, messagePostedEvents, parseMentions, postMessage, recordEvents, resolveActor,
   toMessageView, type Actor, type MessageRow, type PostMessageInput, type Principal,
 } from '@teamchat/core';
 import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
@@ -452,5 +452,106 @@ describe('the post statement is atomic (outbox rows commit with the message or n
     }
     expect(await db().select().from(messages).where(eq(messages.channelId, ch))).toEqual([]);
     expect((await db().select().from(events).where(eq(events.channelId, ch)).orderBy(asc(events.seq))).map((e) => e.type)).toEqual(['channel.created', 'message.posted']);
+  });
+});
+
+/**
+ * Posts of one event-loop turn in one statement (post-batch.ts; docs/performance.md "Posts of one
+ * turn in one statement"). Posts started together with known facts reach their write in the same
+ * turn: their rows share one transaction, so one `created_at` (the transaction's start).
+ */
+describe('top-level posts of one turn are written in one statement, each with its own checks and outcome', () => {
+  const createdAtOf = async (channelId: string, ts: bigint) => (await messageRow(channelId, ts)).createdAt.getTime();
+
+  test('a batch writes each post as a lone post writes it: message, events, ts (arrival order within a channel)', async () => {
+    const a = await messagingAccount(h);
+    const bob = await memberCaller(h, a.accountId);
+    const dm = (await a.ownerApi.post('/dms', { members: [bob.identityId] }).expect(201)).body.id as string;
+    const [c1, c2] = [await makeChannel(a.ownerApi), await makeChannel(a.ownerApi)];
+    const actor = await actorOf(a);
+    const inputs: PostMessageInput[] = [
+      { actor, channelId: c1, text: 'plain', clientRef: 'cr-1', session: { client: 'claude-code', version: '1.2.3' }, links: ['https://a.example'], attachments: [{ url: 'https://f.example/x.png', title: 'x', size: 3 }] },
+      { actor, channelId: c2, text: `hi <@${bob.identityId}> <!here>` },
+      { actor, channelId: c1, text: 'second in c1' },
+      { actor, channelId: dm, text: `psst <@${bob.identityId}>` },
+      { actor, channelId: c1, text: 'third in c1 <!channel>' },
+    ];
+    // Each input posted alone first, one after the other: the reference, and its facts are then
+    // known, so all five batched posts reach the write in one turn.
+    const alone: MessageRow[] = [];
+    for (const input of inputs) alone.push(await postMessage(db(), input));
+    const batched = await Promise.all(inputs.map((input) => postMessage(db(), input)));
+    const stamps = await Promise.all(batched.map((m) => createdAtOf(m.channelId, m.tsMicros)));
+    expect(new Set(stamps).size).toBe(1);
+    for (const [i, m] of batched.entries()) {
+      expect(await comparable(m.channelId, m.tsMicros)).toEqual(await comparable(alone[i].channelId, alone[i].tsMicros));
+      expect(toMessageView(m)).toEqual(toMessageView(await messageRow(m.channelId, m.tsMicros)));
+    }
+    // ts: above every earlier post of the channel, in arrival order within the batch.
+    const c1Rows = await db().select().from(messages).where(eq(messages.channelId, c1)).orderBy(asc(messages.tsMicros));
+    expect(c1Rows.slice(-3).map((m) => m.text)).toEqual(['plain', 'second in c1', 'third in c1 <!channel>']);
+    expect(c1Rows.slice(-3).map((m) => m.tsMicros)).toEqual([batched[0].tsMicros, batched[2].tsMicros, batched[4].tsMicros]);
+  });
+
+  test("a post refused in a batch (not a member, an authentication that no longer holds) writes nothing; the others are written", async () => {
+    const a = await messagingAccount(h);
+    const bob = await memberCaller(h, a.accountId); // in the account, not in the channel
+    const ch = await makeChannel(a.ownerApi);
+    const owner = await actorOf(a);
+    const bobActor = await actorOf(a, { userId: (await db().select().from(identities).where(eq(identities.id, bob.identityId)))[0].userId!, identityId: bob.identityId });
+    const stale = { credentialId: 'key_gone', now: new Date(), role: 'owner', identityId: a.owner.identityId, state: 'active', plan: 'starter' };
+    await expect(postMessage(db(), { actor: bobActor, channelId: ch, text: 'learn the facts' })).rejects.toMatchObject({ code: 'not_a_member' });
+    await postMessage(db(), { actor: owner, channelId: ch, text: 'learn the facts' });
+    const out = await Promise.allSettled([
+      postMessage(db(), { actor: owner, channelId: ch, text: 'one' }),
+      postMessage(db(), { actor: bobActor, channelId: ch, text: 'not a member' }),
+      postMessage(db(), { actor: owner, channelId: ch, text: 'stale', confirm: stale }),
+      postMessage(db(), { actor: owner, channelId: ch, text: 'two' }),
+    ]);
+    expect(out.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect((out[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'not_a_member' });
+    expect((out[2] as PromiseRejectedResult).reason).toBeInstanceOf(AuthenticationNotConfirmed);
+    const [one, two] = [out[0], out[3]].map((o) => (o as PromiseFulfilledResult<MessageRow>).value);
+    expect(await createdAtOf(ch, one.tsMicros)).toBe(await createdAtOf(ch, two.tsMicros));
+    expect(two.tsMicros > one.tsMicros).toBe(true);
+    const rows = await db().select().from(messages).where(eq(messages.channelId, ch)).orderBy(asc(messages.tsMicros));
+    expect(rows.map((m) => m.text)).toEqual(['learn the facts', 'one', 'two']);
+    const posted = await db().select().from(events).where(and(eq(events.channelId, ch), eq(events.type, 'message.posted')));
+    expect(posted).toHaveLength(3);
+  });
+
+  test("a batch that fails as a whole is written post by post: one post's error is never another's, and nothing is written twice", async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
+    const other = await makeChannel(a.ownerApi);
+    const actor = await actorOf(a);
+    await postMessage(db(), { actor, channelId: ch, text: 'learn the facts' });
+    await postMessage(db(), { actor, channelId: other, text: 'learn the facts' });
+    const marker = `refuse-${randomUUID()}`;
+    const fn = `test_refuse_${randomUUID().replace(/-/g, '')}`;
+    await h.deps.database.pool.query(`
+      CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.type = 'mention' AND NEW.data->'content'->>'text' LIKE '%${marker}%' THEN RAISE EXCEPTION 'refused by test'; END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER ${fn} BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION ${fn}();`);
+    let out: PromiseSettledResult<MessageRow>[];
+    try {
+      out = await Promise.allSettled([
+        postMessage(db(), { actor, channelId: ch, text: 'good one' }),
+        postMessage(db(), { actor, channelId: ch, text: `${marker} <!channel>` }),
+        postMessage(db(), { actor, channelId: other, text: 'good two' }),
+      ]);
+    } finally {
+      await h.deps.database.pool.query(`DROP TRIGGER ${fn} ON events; DROP FUNCTION ${fn}();`);
+    }
+    expect(out.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((out[1] as PromiseRejectedResult).reason.message).toMatch(/refused by test/);
+    const texts = async (c: string) => (await db().select().from(messages).where(eq(messages.channelId, c)).orderBy(asc(messages.tsMicros))).map((m) => m.text);
+    expect(await texts(ch)).toEqual(['learn the facts', 'good one']);
+    expect(await texts(other)).toEqual(['learn the facts', 'good two']);
+    const posted = await db().select().from(events).where(and(inArray(events.channelId, [ch, other]), eq(events.type, 'message.posted')));
+    expect(posted).toHaveLength(4);
   });
 });

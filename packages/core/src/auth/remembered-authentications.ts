@@ -63,14 +63,25 @@ export interface AuthenticationToConfirm {
  * credential null: nothing to confirm, true), `account` the account's parameter.
  */
 export function authenticationConfirmedSql(first: number, account: string): string {
-  const [cred, now, role, identity, state, plan] = [0, 1, 2, 3, 4, 5].map((i) => `$${first + i}`);
-  return `(${cred}::text IS NULL OR EXISTS (
+  const [credential, now, role, identity, state, plan] = [0, 1, 2, 3, 4, 5].map((i) => `$${first + i}`);
+  return authenticationConfirmedExpr({ credential, now, role, identity, state, plan }, account);
+}
+
+/**
+ * The same check over any six SQL expressions (a batch of posts reads them from its rows'
+ * columns: post-message-sql.ts `postWriteBatch`), each cast as the parameters are.
+ */
+export function authenticationConfirmedExpr(
+  e: { credential: string; now: string; role: string; identity: string; state: string; plan: string },
+  account: string,
+): string {
+  return `(${e.credential}::text IS NULL OR EXISTS (
       SELECT 1
         FROM credentials c
         JOIN members m ON m.account_id = ${account} AND m.user_id = c.user_id
         JOIN accounts a ON a.id = ${account}
-       WHERE c.id = ${cred}::text AND c.revoked_at IS NULL AND (c.expires_at IS NULL OR c.expires_at > ${now}::timestamptz)
-         AND m.role = ${role}::text AND m.identity_id = ${identity}::text AND a.state = ${state}::text AND a.plan = ${plan}::text))`;
+       WHERE c.id = ${e.credential}::text AND c.revoked_at IS NULL AND (c.expires_at IS NULL OR c.expires_at > ${e.now}::timestamptz)
+         AND m.role = ${e.role}::text AND m.identity_id = ${e.identity}::text AND a.state = ${e.state}::text AND a.plan = ${e.plan}::text))`;
 }
 
 /** The six parameters `authenticationConfirmedSql` reads, in its order (all null: none to confirm). */

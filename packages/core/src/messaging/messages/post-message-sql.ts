@@ -1,5 +1,5 @@
 import { statement } from '@teamchat/db';
-import { authenticationConfirmedSql } from '../../auth/remembered-authentications';
+import { authenticationConfirmedExpr, authenticationConfirmedSql } from '../../auth/remembered-authentications';
 
 /**
  * The two named statements of a post (docs/performance.md, 'The post path'; see post-message.ts for how they are used).
@@ -133,3 +133,84 @@ export const postWrite = statement<PostWritten>('post_message', `
   SELECT (SELECT ok FROM auth) AS authenticated, EXISTS (SELECT 1 FROM ch) AS locked,
          msg.ts_micros::text AS ts_micros, msg.attachments, msg.links, msg.session, msg.created_at
     FROM (VALUES (1)) AS one (x) LEFT JOIN msg ON true`);
+
+/**
+ * Several top-level posts in ONE statement (post-batch.ts: the posts of one event-loop turn on a
+ * busy process): each row is checked and written exactly as `post_message` checks and writes one
+ * post, and the batch commits once. Per row `i` (the posts in arrival order):
+ * - `auth`: its remembered authentication still holds (or it has none to confirm);
+ * - `elig`: that, and its poster is a member of the channel in its account;
+ * - `queued`: the queue lock of every channel with an eligible post, taken in channel order so
+ *   that two batches never wait for each other in a cycle; all of them before any channel's row
+ *   (the InitPlan `(SELECT count(*) FROM queued)` is evaluated once, before the UPDATE);
+ * - `ch`: each such channel's counter moved by its number of posts, as `post_message` moves it
+ *   for one: the k-th post of a channel gets GREATEST(last, clock − 1) + k, so ts order is arrival
+ *   order within the batch and commit order across batches (the row lock is held to commit);
+ * - `msg`, `mf`, `ev`: the messages, their files and their event rows, events in arrival order.
+ * A row that fails a check writes nothing and answers as `post_message` would (`authenticated`,
+ * `locked`). An error (any exception) rolls the whole statement back; the caller then posts each
+ * one by itself.
+ * $1 channels, $2 accounts, $3 authors, $4 texts, $5 attachments (jsonb), $6 links (jsonb), $7
+ * mentions (jsonb arrays of ids), $8 broadcast, $9 client_refs, $10 sessions (jsonb or null),
+ * $11 events (jsonb, each post's `[[id, type, channel_id, data], …]`), $12-$17 the
+ * authentications to confirm (credential null: none). One row per post, in order.
+ */
+export const postWriteBatch = statement<PostWritten>('post_message_batch', `
+  WITH p AS MATERIALIZED (
+    SELECT *
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::jsonb[], $7::jsonb[], $8::boolean[],
+                  $9::text[], $10::jsonb[], $11::jsonb[], $12::text[], $13::timestamptz[], $14::text[], $15::text[], $16::text[], $17::text[])
+           WITH ORDINALITY AS p (channel, account, author, body, attachments, links, mentions, broadcast,
+                                 client_ref, session, events, credential, at, role, identity, state, plan, i)
+  ), auth AS MATERIALIZED (
+    SELECT p.i, ${authenticationConfirmedExpr({ credential: 'p.credential', now: 'p.at', role: 'p.role', identity: 'p.identity', state: 'p.state', plan: 'p.plan' }, 'p.account')} AS ok
+      FROM p
+  ), elig AS MATERIALIZED (
+    SELECT p.i, p.channel, p.account
+      FROM p JOIN auth ON auth.i = p.i
+     WHERE auth.ok
+       AND EXISTS (SELECT 1 FROM channels c JOIN channel_members m ON m.channel_id = c.id AND m.identity_id = p.author
+                    WHERE c.id = p.channel AND c.account_id = p.account)
+  ), queued AS MATERIALIZED (
+    SELECT pg_advisory_xact_lock(hashtextextended('channel-posts:' || s.channel, 0))
+      FROM (SELECT DISTINCT channel FROM elig ORDER BY channel) s
+  ), n AS (
+    SELECT channel, account, count(*)::bigint AS cnt FROM elig GROUP BY channel, account
+  ), ch AS (
+    UPDATE channels c
+       SET last_ts_micros = GREATEST(c.last_ts_micros, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint - 1) + n.cnt
+      FROM n
+     WHERE c.id = n.channel AND c.account_id = n.account AND (SELECT count(*) FROM queued) > 0
+ RETURNING c.id AS channel, c.last_ts_micros - n.cnt AS base
+  ), placed AS MATERIALIZED (
+    SELECT p.i, p.channel, p.account, p.author, p.body, p.attachments, p.links, p.mentions, p.broadcast, p.client_ref,
+           p.session, p.events, ch.base + row_number() OVER (PARTITION BY p.channel ORDER BY p.i) AS ts
+      FROM p JOIN elig ON elig.i = p.i JOIN ch ON ch.channel = p.channel
+  ), msg AS (
+    INSERT INTO messages (channel_id, ts_micros, account_id, author_identity_id, text, attachments, links,
+                          thread_ts_micros, mentions, broadcast, client_ref, session)
+    SELECT channel, ts, account, author, body, attachments, links,
+           NULL, ARRAY(SELECT jsonb_array_elements_text(mentions)), broadcast, client_ref, session
+      FROM placed
+ RETURNING channel_id, ts_micros, attachments, links, session, created_at
+  ), mf AS (
+    INSERT INTO message_files (channel_id, ts_micros, file_id, account_id)
+    SELECT DISTINCT placed.channel, placed.ts, a.v->>'file_id', placed.account
+      FROM placed JOIN msg ON msg.channel_id = placed.channel AND msg.ts_micros = placed.ts,
+           jsonb_array_elements(placed.attachments) AS a(v)
+     WHERE a.v ? 'file_id'
+  ), ev AS (
+    INSERT INTO events (id, account_id, type, channel_id, data)
+    SELECT e.v->>0, placed.account, e.v->>1, e.v->>2, (e.v->3) || jsonb_build_object('ts', ${TS_SQL('placed.ts')})
+      FROM placed JOIN msg ON msg.channel_id = placed.channel AND msg.ts_micros = placed.ts,
+           jsonb_array_elements(placed.events) WITH ORDINALITY AS e(v, n)
+     ORDER BY placed.i, e.n
+ RETURNING id
+  )
+  SELECT auth.ok AS authenticated, placed.i IS NOT NULL AS locked,
+         msg.ts_micros::text AS ts_micros, msg.attachments, msg.links, msg.session, msg.created_at
+    FROM p
+    JOIN auth ON auth.i = p.i
+    LEFT JOIN placed ON placed.i = p.i
+    LEFT JOIN msg ON msg.channel_id = placed.channel AND msg.ts_micros = placed.ts
+   ORDER BY p.i`);

@@ -1,5 +1,5 @@
-import { runStatement, type Executor } from '@teamchat/db';
-import { AuthenticationNotConfirmed, confirmParams, type AuthenticationToConfirm } from '../../auth/remembered-authentications';
+import { outsideTransaction, runStatement, type Executor } from '@teamchat/db';
+import { AuthenticationNotConfirmed, type AuthenticationToConfirm } from '../../auth/remembered-authentications';
 import { errors } from '../../errors';
 import { resolveAttachments } from '../../files/attachments';
 import type { Actor } from '../../principal';
@@ -8,6 +8,7 @@ import { eventRows, messagePostedEvents, type MessageSession } from '../../event
 import { parseMentions } from '../mentions';
 import type { MessageRow } from '../views';
 import { knownPostFacts, rememberPostFacts } from './post-facts-cache';
+import { postWriteParams, writePostInTurn, type PostWriteInput } from './post-batch';
 import { postFacts, postWrite } from './post-message-sql';
 
 export interface PostMessageInput {
@@ -63,7 +64,9 @@ async function readFacts(ex: Executor, actor: Actor, channelId: string, thread: 
  *    channel row's lock (membership checked again in the same UPDATE), bumps the root's reply
  *    count, inserts the message and its event rows (only their `ts` is filled in by SQL). The
  *    outbox rows commit with the message or not at all, and the lock is held to commit, so ts
- *    order is commit order.
+ *    order is commit order. A top-level post outside a transaction is written together with
+ *    the other posts that reach their write in the same event-loop turn, in one statement with
+ *    the same checks per post (post-batch.ts).
  *
  * Events: exactly one message.posted; thread.replied for a reply; one mention per mentioned
  * identity (not the author) or one broadcast mention; dm.received per other DM member.
@@ -108,13 +111,17 @@ export async function postMessage(ex: Executor, input: PostMessageInput): Promis
     dmRecipients: facts.dmMembers.filter((id) => id !== actor.identityId),
   }));
 
-  const [out] = await runStatement(ex, postWrite, [
-    channelId, actor.accountId, actor.identityId, facts.rootTs, draft.text,
-    JSON.stringify(draft.attachments), JSON.stringify(draft.links), mentions, draft.broadcast, draft.clientRef,
-    draft.session === null ? null : JSON.stringify(draft.session),
-    JSON.stringify(rows.map((r) => [r.id, r.type, r.channelId, r.data])),
-    ...confirmParams(input.confirm),
-  ]);
+  const write: PostWriteInput = {
+    channelId, accountId: actor.accountId, authorId: actor.identityId, text: draft.text,
+    attachments: JSON.stringify(draft.attachments), links: JSON.stringify(draft.links), mentions, broadcast: draft.broadcast,
+    clientRef: draft.clientRef, session: draft.session === null ? null : JSON.stringify(draft.session),
+    events: JSON.stringify(rows.map((r) => [r.id, r.type, r.channelId, r.data])), confirm: input.confirm,
+  };
+  // A top-level post outside a transaction goes with the other posts of its turn (post-batch.ts);
+  // a reply (its root's count moves too) and a post inside a transaction go alone.
+  const out = facts.rootTs === null && outsideTransaction(ex)
+    ? await writePostInTurn(ex, write)
+    : (await runStatement(ex, postWrite, postWriteParams(write, facts.rootTs)))[0];
   if (!out.authenticated) throw new AuthenticationNotConfirmed();
   if (!out.locked) {
     // No ts taken: not a member (the facts say which error, read now if they were known).

@@ -1,0 +1,113 @@
+import { runStatement, type Executor } from '@teamchat/db';
+import { confirmParams, type AuthenticationToConfirm } from '../../auth/remembered-authentications';
+import { postWrite, postWriteBatch, type PostWritten } from './post-message-sql';
+
+/** One top-level post's write, as post-message.ts has built it (its facts read, its rows made). */
+export interface PostWriteInput {
+  channelId: string;
+  accountId: string;
+  authorId: string;
+  text: string;
+  /** JSON texts */
+  attachments: string;
+  links: string;
+  mentions: string[];
+  broadcast: boolean;
+  clientRef: string | null;
+  session: string | null;
+  /** JSON text of the event rows, `[[id, type, channel_id, data], …]` */
+  events: string;
+  confirm?: AuthenticationToConfirm;
+}
+
+/** `post_message`'s parameters for one post (`rootTs`: the thread's root for a reply, µs). */
+export function postWriteParams(w: PostWriteInput, rootTs: string | null = null): unknown[] {
+  return [
+    w.channelId, w.accountId, w.authorId, rootTs, w.text, w.attachments, w.links, w.mentions, w.broadcast,
+    w.clientRef, w.session, w.events, ...confirmParams(w.confirm),
+  ];
+}
+
+/** `post_message_batch`'s parameters: one array per column, one element per post. */
+function batchParams(writes: PostWriteInput[]): unknown[] {
+  const column = <T>(f: (w: PostWriteInput) => T) => writes.map(f);
+  const confirms = writes.map((w) => confirmParams(w.confirm));
+  return [
+    column((w) => w.channelId), column((w) => w.accountId), column((w) => w.authorId), column((w) => w.text),
+    column((w) => w.attachments), column((w) => w.links), column((w) => JSON.stringify(w.mentions)),
+    column((w) => w.broadcast), column((w) => w.clientRef), column((w) => w.session), column((w) => w.events),
+    ...[0, 1, 2, 3, 4, 5].map((k) => confirms.map((c) => c[k])),
+  ];
+}
+
+async function writeOnePost(ex: Executor, w: PostWriteInput): Promise<PostWritten> {
+  const [out] = await runStatement(ex, postWrite, postWriteParams(w));
+  return out;
+}
+
+interface Waiting {
+  write: PostWriteInput;
+  resolve: (out: PostWritten) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * The top-level posts a process writes outside a transaction, batched by event-loop turn
+ * (docs/performance.md "Posts of one turn in one statement"): the posts that reach their write in
+ * one turn go to PostgreSQL at the turn's end (`setImmediate`) as one statement, one socket write
+ * and one commit for all of them, instead of one each. A turn with one post sends `post_message`
+ * as before. Batches never wait for each other (each takes its own pool connection), and nothing
+ * waits on a timer: on a quiet process a post waits only for the end of its own turn.
+ *
+ * Each post's outcome is its own: a post whose checks fail writes nothing and answers as alone
+ * (`post_message_batch`). If the batch statement fails as a whole (a deadlock, a lost
+ * constraint, a timeout: an error PostgreSQL answered), nothing of it was written, and each
+ * post is written again by itself, so one post's error is never another's. A lost connection
+ * fails the batch's posts as it fails a lone post's: the batch may have committed.
+ */
+class TurnPosts {
+  private waiting: Waiting[] = [];
+
+  constructor(private readonly db: Executor) {}
+
+  write(write: PostWriteInput): Promise<PostWritten> {
+    return new Promise<PostWritten>((resolve, reject) => {
+      this.waiting.push({ write, resolve, reject });
+      if (this.waiting.length === 1) setImmediate(() => this.send());
+    });
+  }
+
+  private send(): void {
+    const batch = this.waiting;
+    this.waiting = [];
+    if (batch.length === 1) {
+      writeOnePost(this.db, batch[0].write).then(batch[0].resolve, batch[0].reject);
+      return;
+    }
+    runStatement(this.db, postWriteBatch, batchParams(batch.map((b) => b.write))).then(
+      (rows) => batch.forEach((b, i) => b.resolve(rows[i])),
+      (error: unknown) => {
+        // Only an error PostgreSQL answered (it has a SQLSTATE) proves the statement rolled back;
+        // after a lost connection the batch may have committed, and writing again could post twice.
+        if (typeof (error as { code?: unknown }).code !== 'string' || !/^[0-9A-Z]{5}$/.test((error as { code: string }).code)) {
+          for (const b of batch) b.reject(error);
+          return;
+        }
+        for (const b of batch) writeOnePost(this.db, b.write).then(b.resolve, b.reject);
+      },
+    );
+  }
+}
+
+/** One batcher per database handle (a process has one per pool). */
+const batchers = new WeakMap<object, TurnPosts>();
+
+/** Writes a top-level post on the database (not inside a transaction), batched with its turn's others. */
+export function writePostInTurn(db: Executor, write: PostWriteInput): Promise<PostWritten> {
+  let batcher = batchers.get(db);
+  if (!batcher) {
+    batcher = new TurnPosts(db);
+    batchers.set(db, batcher);
+  }
+  return batcher.write(write);
+}
