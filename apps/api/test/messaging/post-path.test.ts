@@ -520,6 +520,38 @@ describe('top-level posts of one turn are written in one statement, each with it
     expect(posted).toHaveLength(3);
   });
 
+  test("batches are made per account: another account's post in the same turn never waits behind this account's busy channel", async () => {
+    const a = await messagingAccount(h);
+    const b = await messagingAccount(h);
+    const [busy, quiet] = [await makeChannel(a.ownerApi), await makeChannel(a.ownerApi)];
+    const elsewhere = await makeChannel(b.ownerApi);
+    const [actorA, actorB] = [await actorOf(a), await actorOf(b)];
+    for (const [actor, channelId] of [[actorA, busy], [actorA, quiet], [actorB, elsewhere]] as const) {
+      await postMessage(db(), { actor, channelId, text: 'learn the facts' });
+    }
+    // A transaction holds A's busy channel: A's batch of this turn waits for it, B's post does not.
+    const hold = await holdChannel(actorA, busy, 'holds the channel');
+    let aPosts!: Promise<MessageRow[]>;
+    const bPost = await whileHeld(hold, async () => {
+      aPosts = Promise.all([
+        postMessage(db(), { actor: actorA, channelId: busy, text: 'behind the hold' }),
+        postMessage(db(), { actor: actorA, channelId: quiet, text: 'batched with it' }),
+      ]);
+      const [mine, other] = await Promise.all([
+        postMessage(db(), { actor: actorB, channelId: elsewhere, text: 'not held' }),
+        postMessage(db(), { actor: actorB, channelId: elsewhere, text: 'not held either' }),
+      ]);
+      // Answered while A's channel is still held: A's batch has not committed.
+      expect((await db().select().from(messages).where(eq(messages.channelId, quiet))).map((m) => m.text)).toEqual(['learn the facts']);
+      return [mine, other];
+    });
+    await hold.done;
+    const [behind, batched] = await aPosts;
+    expect(await createdAtOf(busy, behind.tsMicros)).toBe(await createdAtOf(quiet, batched.tsMicros));
+    expect(await createdAtOf(elsewhere, bPost[0].tsMicros)).toBe(await createdAtOf(elsewhere, bPost[1].tsMicros));
+    expect(await createdAtOf(elsewhere, bPost[0].tsMicros)).not.toBe(await createdAtOf(quiet, batched.tsMicros));
+  });
+
   test("a batch that fails as a whole is written post by post: one post's error is never another's, and nothing is written twice", async () => {
     const a = await messagingAccount(h);
     const ch = await makeChannel(a.ownerApi);

@@ -52,34 +52,60 @@ interface Waiting {
 }
 
 /**
- * The top-level posts a process writes outside a transaction, batched by event-loop turn
- * (docs/performance.md "Posts of one turn in one statement"): the posts that reach their write in
- * one turn go to PostgreSQL at the turn's end (`setImmediate`) as one statement, one socket write
- * and one commit for all of them, instead of one each. A turn with one post sends `post_message`
- * as before. Batches never wait for each other (each takes its own pool connection), and nothing
- * waits on a timer: on a quiet process a post waits only for the end of its own turn.
+ * Whether a failed batch statement surely rolled back, so that writing its posts again cannot
+ * post one twice: PostgreSQL answered an error of the statement itself. Not after a lost
+ * connection (no SQLSTATE, or class 08), an operator's or the system's intervention (57, 58, XX;
+ * but 57014, a cancelled statement, ends before its commit): the batch may have committed.
+ */
+export function surelyRolledBack(error: unknown): boolean {
+  // An ErrorResponse from PostgreSQL (pg's DatabaseError) has a severity and a SQLSTATE; node's
+  // socket errors have neither a severity nor a SQLSTATE (EPIPE is five letters, not a SQLSTATE).
+  const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
+  if (typeof severity !== 'string' || typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return false;
+  if (code === '57014') return true;
+  return !['08', '57', '58', 'XX'].includes(code.slice(0, 2));
+}
+
+/**
+ * The top-level posts a process writes outside a transaction, batched by event-loop turn and
+ * account (docs/performance.md "Posts of one turn in one statement"): the posts of one account
+ * that reach their write in one turn go to PostgreSQL at the turn's end (`setImmediate`) as one
+ * statement, one socket write and one commit for all of them, instead of one each. A turn with
+ * one post of an account sends `post_message` as before. Batches never wait for each other (each
+ * takes its own pool connection), and nothing waits on a timer: on a quiet process a post waits
+ * only for the end of its own turn.
+ *
+ * By account, because a batch holds its channels' queue locks together until it commits: a post
+ * waits for every channel of its batch, so a batch never mixes accounts and one account's busy
+ * channel never holds up another account's post.
  *
  * Each post's outcome is its own: a post whose checks fail writes nothing and answers as alone
- * (`post_message_batch`). If the batch statement fails as a whole (a deadlock, a lost
- * constraint, a timeout: an error PostgreSQL answered), nothing of it was written, and each
- * post is written again by itself, so one post's error is never another's. A lost connection
- * fails the batch's posts as it fails a lone post's: the batch may have committed.
+ * (`post_message_batch`). If PostgreSQL refuses the batch statement as a whole (a deadlock, a
+ * constraint, a trigger), nothing of it was written, and each post is written again by itself,
+ * so one post's error is never another's. A lost connection fails the batch's posts as it fails
+ * a lone post: the batch may have committed (`surelyRolledBack`).
  */
 class TurnPosts {
-  private waiting: Waiting[] = [];
+  private waiting = new Map<string, Waiting[]>();
 
   constructor(private readonly db: Executor) {}
 
   write(write: PostWriteInput): Promise<PostWritten> {
     return new Promise<PostWritten>((resolve, reject) => {
-      this.waiting.push({ write, resolve, reject });
-      if (this.waiting.length === 1) setImmediate(() => this.send());
+      if (this.waiting.size === 0) setImmediate(() => this.sendAll());
+      const batch = this.waiting.get(write.accountId);
+      if (batch) batch.push({ write, resolve, reject });
+      else this.waiting.set(write.accountId, [{ write, resolve, reject }]);
     });
   }
 
-  private send(): void {
-    const batch = this.waiting;
-    this.waiting = [];
+  private sendAll(): void {
+    const batches = [...this.waiting.values()];
+    this.waiting = new Map();
+    for (const batch of batches) this.send(batch);
+  }
+
+  private send(batch: Waiting[]): void {
     if (batch.length === 1) {
       writeOnePost(this.db, batch[0].write).then(batch[0].resolve, batch[0].reject);
       return;
@@ -87,13 +113,10 @@ class TurnPosts {
     runStatement(this.db, postWriteBatch, batchParams(batch.map((b) => b.write))).then(
       (rows) => batch.forEach((b, i) => b.resolve(rows[i])),
       (error: unknown) => {
-        // Only an error PostgreSQL answered (it has a SQLSTATE) proves the statement rolled back;
-        // after a lost connection the batch may have committed, and writing again could post twice.
-        if (typeof (error as { code?: unknown }).code !== 'string' || !/^[0-9A-Z]{5}$/.test((error as { code: string }).code)) {
-          for (const b of batch) b.reject(error);
-          return;
+        for (const b of batch) {
+          if (surelyRolledBack(error)) writeOnePost(this.db, b.write).then(b.resolve, b.reject);
+          else b.reject(error);
         }
-        for (const b of batch) writeOnePost(this.db, b.write).then(b.resolve, b.reject);
       },
     );
   }

@@ -135,8 +135,8 @@ export const postWrite = statement<PostWritten>('post_message', `
     FROM (VALUES (1)) AS one (x) LEFT JOIN msg ON true`);
 
 /**
- * Several top-level posts in ONE statement (post-batch.ts: the posts of one event-loop turn on a
- * busy process): each row is checked and written exactly as `post_message` checks and writes one
+ * Several top-level posts of one account in ONE statement (post-batch.ts: the account's posts of
+ * one event-loop turn on a busy process): each row is checked and written exactly as `post_message` checks and writes one
  * post, and the batch commits once. Per row `i` (the posts in arrival order):
  * - `auth`: its remembered authentication still holds (or it has none to confirm);
  * - `elig`: that, and its poster is a member of the channel in its account;
