@@ -11,7 +11,7 @@ import {
   and, asc, channelMembers, channels, eq, events, identities, inArray, messages, ne, sql, type Executor,
 } from '@teamchat/db';
 import {
-  AuthenticationNotConfirmed, errors, forgetPostFacts, formatTs, messagePostedEvents, parseMentions, postMessage, recordEvents, resolveActor,
+  AuthenticationNotConfirmed, MAX_POSTS_PER_BATCH, errors, forgetPostFacts, formatTs, messagePostedEvents, parseMentions, postMessage, recordEvents, resolveActor,
   toMessageView, type Actor, type MessageRow, type PostMessageInput, type Principal,
 } from '@teamchat/core';
 import { createMigratedDatabase, dropDatabase } from '../../../../test/support/databases';
@@ -550,6 +550,21 @@ describe('top-level posts of one turn are written in one statement, each with it
     expect(await createdAtOf(busy, behind.tsMicros)).toBe(await createdAtOf(quiet, batched.tsMicros));
     expect(await createdAtOf(elsewhere, bPost[0].tsMicros)).toBe(await createdAtOf(elsewhere, bPost[1].tsMicros));
     expect(await createdAtOf(elsewhere, bPost[0].tsMicros)).not.toBe(await createdAtOf(quiet, batched.tsMicros));
+  });
+
+  test('a turn with more posts than a batch holds is cut into batches of MAX_POSTS_PER_BATCH, all written', async () => {
+    const a = await messagingAccount(h);
+    const ch = await makeChannel(a.ownerApi);
+    const actor = await actorOf(a);
+    await postMessage(db(), { actor, channelId: ch, text: 'learn the facts' });
+    const n = 2 * MAX_POSTS_PER_BATCH + 5;
+    const posted = await Promise.all(Array.from({ length: n }, (_, i) => postMessage(db(), { actor, channelId: ch, text: `many ${i}` })));
+    expect(new Set(posted.map((m) => m.tsMicros)).size).toBe(n);
+    const rows = await db().select().from(messages).where(eq(messages.channelId, ch));
+    expect(rows).toHaveLength(n + 1);
+    const perCommit = new Map<number, number>();
+    for (const m of rows.filter((r) => r.text.startsWith('many '))) perCommit.set(m.createdAt.getTime(), (perCommit.get(m.createdAt.getTime()) ?? 0) + 1);
+    expect([...perCommit.values()].sort((x, y) => x - y)).toEqual([5, MAX_POSTS_PER_BATCH, MAX_POSTS_PER_BATCH]);
   });
 
   test("a batch that fails as a whole is written post by post: one post's error is never another's, and nothing is written twice", async () => {

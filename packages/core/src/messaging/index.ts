@@ -12,6 +12,7 @@ export * from './channels/members';
 export * from './channels/dms';
 export * from './messages/load';
 export * from './messages/post-message';
+export { MAX_POSTS_PER_BATCH } from './messages/post-batch';
 export * from './messages/edit-message';
 export * from './messages/delete-message';
 export * from './messages/list-messages';

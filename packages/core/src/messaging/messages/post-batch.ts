@@ -85,6 +85,12 @@ export function surelyRolledBack(error: unknown): boolean {
  * so one post's error is never another's. A lost connection fails the batch's posts as it fails
  * a lone post: the batch may have committed (`surelyRolledBack`).
  */
+/**
+ * At most this many posts in one statement: a turn of a very busy process is cut into batches of
+ * this size, which go side by side, so no one statement's parameters or lock hold grow without bound.
+ */
+export const MAX_POSTS_PER_BATCH = 100;
+
 class TurnPosts {
   private waiting = new Map<string, Waiting[]>();
 
@@ -102,7 +108,9 @@ class TurnPosts {
   private sendAll(): void {
     const batches = [...this.waiting.values()];
     this.waiting = new Map();
-    for (const batch of batches) this.send(batch);
+    for (const batch of batches) {
+      for (let i = 0; i < batch.length; i += MAX_POSTS_PER_BATCH) this.send(batch.slice(i, i + MAX_POSTS_PER_BATCH));
+    }
   }
 
   private send(batch: Waiting[]): void {
