@@ -1,6 +1,8 @@
 import winston from 'winston';
 import { StdoutTransport } from './stdout-transport';
 
+export { flushLogLines } from './stdout-transport';
+
 /** Field names whose values are never written to a log line. */
 const SECRET_FIELDS = /^(authorization|cookie|password|token|session_token|key|secret|csrf_token|x-csrf-token)$/i;
 

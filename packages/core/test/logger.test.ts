@@ -2,8 +2,11 @@
  * Logs (CONVENTIONS: winston JSON lines to stdout, never a secret) through the cheap stdout
  * transport (docs/performance.md): one line per call, in order, levels and silence respected.
  */
-import { createLogger, throttledWarning } from '@teamchat/core';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { createLogger, flushLogLines, throttledWarning } from '@teamchat/core';
 
+/** The lines `fn` logs, as written to stdout (the turn's lines flushed before the capture ends). */
 function captureStdout(fn: () => void): string[] {
   const chunks: string[] = [];
   const write = process.stdout.write;
@@ -13,13 +16,14 @@ function captureStdout(fn: () => void): string[] {
   }) as typeof process.stdout.write;
   try {
     fn();
+    flushLogLines();
   } finally {
     process.stdout.write = write;
   }
-  return chunks;
+  return chunks.join('').split(/(?<=\n)/).filter(Boolean);
 }
 
-test('one JSON line per call on stdout, synchronously and in order, with the child fields; a secret field is redacted', () => {
+test('one JSON line per call on stdout, in order, with the child fields; a secret field is redacted', () => {
   const logger = createLogger('api', 'info');
   const out = captureStdout(() => {
     const child = logger.child({ request_id: 'req_1', host: 'api' });
@@ -47,4 +51,35 @@ test('a throttled warning is written once per period, however often its failure 
   expect(out.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ level: 'warn', message: 'relay could not hand events over; they wait', error: 'down 0' })]);
   const every = throttledWarning(logger, 'each time', 0);
   expect(captureStdout(() => { every(new Error('a')); every(new Error('b')); })).toHaveLength(2);
+});
+
+test("the lines of one turn reach stdout in one write at the turn's end, in order", async () => {
+  const logger = createLogger('api', 'info');
+  const writes: string[] = [];
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: string | Uint8Array) => {
+    writes.push(String(chunk));
+    return true;
+  }) as typeof process.stdout.write;
+  try {
+    for (let i = 0; i < 5; i += 1) logger.info(`line ${i}`);
+    expect(writes).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    logger.info('next turn');
+    await new Promise((r) => setImmediate(r));
+  } finally {
+    process.stdout.write = write;
+  }
+  expect(writes).toHaveLength(2);
+  expect(writes[0].split('\n').filter(Boolean).map((l) => JSON.parse(l).message)).toEqual(['line 0', 'line 1', 'line 2', 'line 3', 'line 4']);
+  expect(JSON.parse(writes[1]).message).toBe('next turn');
+});
+
+test('lines still waiting for their turn are written when the process exits', () => {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', `
+    const { createLogger } = require('@teamchat/core');
+    createLogger('api', 'info').info('last words');
+    process.exit(0);
+  `], { cwd: path.join(__dirname, '..', '..', '..'), encoding: 'utf8' });
+  expect(JSON.parse(out.trim()).message).toBe('last words');
 });
