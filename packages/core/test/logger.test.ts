@@ -6,21 +6,27 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { createLogger, flushLogLines, throttledWarning } from '@teamchat/core';
 
-/** The lines `fn` logs, as written to stdout (the turn's lines flushed before the capture ends). */
-function captureStdout(fn: () => void): string[] {
-  const chunks: string[] = [];
+/** Records each write to stdout, as written, instead of writing it, until `restore`. */
+function recordStdout(): { writes: string[]; restore: () => void } {
+  const writes: string[] = [];
   const write = process.stdout.write;
   process.stdout.write = ((chunk: string | Uint8Array) => {
-    chunks.push(String(chunk));
+    writes.push(String(chunk));
     return true;
   }) as typeof process.stdout.write;
+  return { writes, restore: () => { process.stdout.write = write; } };
+}
+
+/** The lines `fn` logs, as written to stdout (the turn's lines flushed before the capture ends). */
+function captureStdout(fn: () => void): string[] {
+  const out = recordStdout();
   try {
     fn();
     flushLogLines();
   } finally {
-    process.stdout.write = write;
+    out.restore();
   }
-  return chunks.join('').split(/(?<=\n)/).filter(Boolean);
+  return out.writes.join('').split(/(?<=\n)/).filter(Boolean);
 }
 
 test('one JSON line per call on stdout, in order, with the child fields; a secret field is redacted', () => {
@@ -55,24 +61,19 @@ test('a throttled warning is written once per period, however often its failure 
 
 test("the lines of one turn reach stdout in one write at the turn's end, in order", async () => {
   const logger = createLogger('api', 'info');
-  const writes: string[] = [];
-  const write = process.stdout.write;
-  process.stdout.write = ((chunk: string | Uint8Array) => {
-    writes.push(String(chunk));
-    return true;
-  }) as typeof process.stdout.write;
+  const out = recordStdout();
   try {
     for (let i = 0; i < 5; i += 1) logger.info(`line ${i}`);
-    expect(writes).toEqual([]);
+    expect(out.writes).toEqual([]);
     await new Promise((r) => setImmediate(r));
     logger.info('next turn');
     await new Promise((r) => setImmediate(r));
   } finally {
-    process.stdout.write = write;
+    out.restore();
   }
-  expect(writes).toHaveLength(2);
-  expect(writes[0].split('\n').filter(Boolean).map((l) => JSON.parse(l).message)).toEqual(['line 0', 'line 1', 'line 2', 'line 3', 'line 4']);
-  expect(JSON.parse(writes[1]).message).toBe('next turn');
+  expect(out.writes).toHaveLength(2);
+  expect(out.writes[0].split('\n').filter(Boolean).map((l) => JSON.parse(l).message)).toEqual(['line 0', 'line 1', 'line 2', 'line 3', 'line 4']);
+  expect(JSON.parse(out.writes[1]).message).toBe('next turn');
 });
 
 test('lines still waiting for their turn are written when the process exits', () => {

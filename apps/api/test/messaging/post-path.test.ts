@@ -401,29 +401,38 @@ test("a caller who may not post in a channel is refused at once, without joining
   expect(rows.map((m) => m.text)).toEqual(['holds the channel']);
 });
 
+/**
+ * Runs `work` while a trigger refuses the `mention` event row of any post whose text carries the
+ * marker it is given (and nothing else): the post's one statement fails in PostgreSQL.
+ */
+async function whileMentionsRefused<T>(work: (marker: string) => Promise<T>): Promise<T> {
+  const marker = `refuse-${randomUUID()}`;
+  const fn = `test_refuse_${randomUUID().replace(/-/g, '')}`;
+  await h.deps.database.pool.query(`
+    CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.type = 'mention' AND NEW.data->'content'->>'text' LIKE '%${marker}%' THEN RAISE EXCEPTION 'refused by test'; END IF;
+      RETURN NEW;
+    END $$;
+    CREATE TRIGGER ${fn} BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION ${fn}();`);
+  try {
+    return await work(marker);
+  } finally {
+    await h.deps.database.pool.query(`DROP TRIGGER ${fn} ON events; DROP FUNCTION ${fn}();`);
+  }
+}
+
 describe('the post statement is atomic (outbox rows commit with the message or not at all)', () => {
   test('an event row that fails to insert takes the message and the ts with it (no BEGIN, still nothing written)', async () => {
     const a = await messagingAccount(h);
     const ch = await makeChannel(a.ownerApi);
     await post(a.ownerApi, ch, { text: 'before' });
     const [{ lastTsMicros }] = await db().select({ lastTsMicros: channels.lastTsMicros }).from(channels).where(eq(channels.id, ch));
-    const marker = `refuse-${randomUUID()}`;
-    // A trigger refuses the `mention` row of a post carrying the marker (and nothing else).
-    const fn = `test_refuse_${randomUUID().replace(/-/g, '')}`;
-    await h.deps.database.pool.query(`
-      CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.type = 'mention' AND NEW.data->'content'->>'text' LIKE '%${marker}%' THEN RAISE EXCEPTION 'refused by test'; END IF;
-        RETURN NEW;
-      END $$;
-      CREATE TRIGGER ${fn} BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION ${fn}();`);
-    try {
+    await whileMentionsRefused(async (marker) => {
       const res = await a.ownerApi.post(`/channels/${ch}/messages`, { text: `${marker} <!channel>` });
       expect(res.status).toBe(500);
       expect(res.body.error.code).toBe('internal');
-    } finally {
-      await h.deps.database.pool.query(`DROP TRIGGER ${fn} ON events; DROP FUNCTION ${fn}();`);
-    }
+    });
     expect((await db().select().from(messages).where(eq(messages.channelId, ch))).map((m) => m.text)).toEqual(['before']);
     expect((await db().select().from(events).where(eq(events.channelId, ch)).orderBy(asc(events.seq))).map((e) => e.type)).toEqual(['channel.created', 'message.posted']);
     const [after] = await db().select({ lastTsMicros: channels.lastTsMicros }).from(channels).where(eq(channels.id, ch));
@@ -574,25 +583,11 @@ describe('top-level posts of one turn are written in one statement, each with it
     const actor = await actorOf(a);
     await postMessage(db(), { actor, channelId: ch, text: 'learn the facts' });
     await postMessage(db(), { actor, channelId: other, text: 'learn the facts' });
-    const marker = `refuse-${randomUUID()}`;
-    const fn = `test_refuse_${randomUUID().replace(/-/g, '')}`;
-    await h.deps.database.pool.query(`
-      CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.type = 'mention' AND NEW.data->'content'->>'text' LIKE '%${marker}%' THEN RAISE EXCEPTION 'refused by test'; END IF;
-        RETURN NEW;
-      END $$;
-      CREATE TRIGGER ${fn} BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION ${fn}();`);
-    let out: PromiseSettledResult<MessageRow>[];
-    try {
-      out = await Promise.allSettled([
-        postMessage(db(), { actor, channelId: ch, text: 'good one' }),
-        postMessage(db(), { actor, channelId: ch, text: `${marker} <!channel>` }),
-        postMessage(db(), { actor, channelId: other, text: 'good two' }),
-      ]);
-    } finally {
-      await h.deps.database.pool.query(`DROP TRIGGER ${fn} ON events; DROP FUNCTION ${fn}();`);
-    }
+    const out = await whileMentionsRefused((marker) => Promise.allSettled([
+      postMessage(db(), { actor, channelId: ch, text: 'good one' }),
+      postMessage(db(), { actor, channelId: ch, text: `${marker} <!channel>` }),
+      postMessage(db(), { actor, channelId: other, text: 'good two' }),
+    ]));
     expect(out.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((out[1] as PromiseRejectedResult).reason.message).toMatch(/refused by test/);
     const texts = async (c: string) => (await db().select().from(messages).where(eq(messages.channelId, c)).orderBy(asc(messages.tsMicros))).map((m) => m.text);
