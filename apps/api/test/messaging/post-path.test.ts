@@ -467,10 +467,13 @@ describe('the post statement is atomic (outbox rows commit with the message or n
 /**
  * Posts of one event-loop turn in one statement (post-batch.ts; docs/performance.md "Posts of one
  * turn in one statement"). Posts started together with known facts reach their write in the same
- * turn: their rows share one transaction, so one `created_at` (the transaction's start).
+ * turn: their rows are written by one transaction (the same `xmin`; `created_at`, the
+ * transaction's start in milliseconds here, could not tell two transactions of one millisecond apart).
  */
 describe('top-level posts of one turn are written in one statement, each with its own checks and outcome', () => {
-  const createdAtOf = async (channelId: string, ts: bigint) => (await messageRow(channelId, ts)).createdAt.getTime();
+  /** The transaction that wrote a message row. */
+  const txOf = async (channelId: string, ts: bigint) => (await db().execute<{ tx: string }>(
+    sql`SELECT xmin::text AS tx FROM messages WHERE channel_id = ${channelId} AND ts_micros = ${ts.toString()}::bigint`)).rows[0].tx;
 
   test('a batch writes each post as a lone post writes it: message, events, ts (arrival order within a channel)', async () => {
     const a = await messagingAccount(h);
@@ -490,7 +493,7 @@ describe('top-level posts of one turn are written in one statement, each with it
     const alone: MessageRow[] = [];
     for (const input of inputs) alone.push(await postMessage(db(), input));
     const batched = await Promise.all(inputs.map((input) => postMessage(db(), input)));
-    const stamps = await Promise.all(batched.map((m) => createdAtOf(m.channelId, m.tsMicros)));
+    const stamps = await Promise.all(batched.map((m) => txOf(m.channelId, m.tsMicros)));
     expect(new Set(stamps).size).toBe(1);
     for (const [i, m] of batched.entries()) {
       expect(await comparable(m.channelId, m.tsMicros)).toEqual(await comparable(alone[i].channelId, alone[i].tsMicros));
@@ -521,7 +524,7 @@ describe('top-level posts of one turn are written in one statement, each with it
     expect((out[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'not_a_member' });
     expect((out[2] as PromiseRejectedResult).reason).toBeInstanceOf(AuthenticationNotConfirmed);
     const [one, two] = [out[0], out[3]].map((o) => (o as PromiseFulfilledResult<MessageRow>).value);
-    expect(await createdAtOf(ch, one.tsMicros)).toBe(await createdAtOf(ch, two.tsMicros));
+    expect(await txOf(ch, one.tsMicros)).toBe(await txOf(ch, two.tsMicros));
     expect(two.tsMicros > one.tsMicros).toBe(true);
     const rows = await db().select().from(messages).where(eq(messages.channelId, ch)).orderBy(asc(messages.tsMicros));
     expect(rows.map((m) => m.text)).toEqual(['learn the facts', 'one', 'two']);
@@ -556,9 +559,9 @@ describe('top-level posts of one turn are written in one statement, each with it
     });
     await hold.done;
     const [behind, batched] = await aPosts;
-    expect(await createdAtOf(busy, behind.tsMicros)).toBe(await createdAtOf(quiet, batched.tsMicros));
-    expect(await createdAtOf(elsewhere, bPost[0].tsMicros)).toBe(await createdAtOf(elsewhere, bPost[1].tsMicros));
-    expect(await createdAtOf(elsewhere, bPost[0].tsMicros)).not.toBe(await createdAtOf(quiet, batched.tsMicros));
+    expect(await txOf(busy, behind.tsMicros)).toBe(await txOf(quiet, batched.tsMicros));
+    expect(await txOf(elsewhere, bPost[0].tsMicros)).toBe(await txOf(elsewhere, bPost[1].tsMicros));
+    expect(await txOf(elsewhere, bPost[0].tsMicros)).not.toBe(await txOf(quiet, batched.tsMicros));
   });
 
   test('a turn with more posts than a batch holds is cut into batches of MAX_POSTS_PER_BATCH, all written', async () => {
@@ -571,8 +574,11 @@ describe('top-level posts of one turn are written in one statement, each with it
     expect(new Set(posted.map((m) => m.tsMicros)).size).toBe(n);
     const rows = await db().select().from(messages).where(eq(messages.channelId, ch));
     expect(rows).toHaveLength(n + 1);
-    const perCommit = new Map<number, number>();
-    for (const m of rows.filter((r) => r.text.startsWith('many '))) perCommit.set(m.createdAt.getTime(), (perCommit.get(m.createdAt.getTime()) ?? 0) + 1);
+    const perCommit = new Map<string, number>();
+    for (const m of rows.filter((r) => r.text.startsWith('many '))) {
+      const tx = await txOf(ch, m.tsMicros);
+      perCommit.set(tx, (perCommit.get(tx) ?? 0) + 1);
+    }
     expect([...perCommit.values()].sort((x, y) => x - y)).toEqual([5, MAX_POSTS_PER_BATCH, MAX_POSTS_PER_BATCH]);
   });
 
