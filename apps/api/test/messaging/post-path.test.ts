@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  and, asc, channelMembers, channels, eq, events, identities, inArray, messages, ne, sql, type Executor,
+  and, asc, channelMembers, channels, eq, events, files, identities, inArray, messageFiles, messages, ne, sql, type Executor,
 } from '@teamchat/db';
 import {
   AuthenticationNotConfirmed, MAX_POSTS_PER_BATCH, errors, forgetPostFacts, formatTs, messagePostedEvents, parseMentions, postMessage, recordEvents, resolveActor,
@@ -503,6 +503,47 @@ describe('top-level posts of one turn are written in one statement, each with it
     const c1Rows = await db().select().from(messages).where(eq(messages.channelId, c1)).orderBy(asc(messages.tsMicros));
     expect(c1Rows.slice(-3).map((m) => m.text)).toEqual(['plain', 'second in c1', 'third in c1 <!channel>']);
     expect(c1Rows.slice(-3).map((m) => m.tsMicros)).toEqual([batched[0].tsMicros, batched[2].tsMicros, batched[4].tsMicros]);
+    // The batch's event rows are recorded (seq, the relay's order) in arrival order, so by ts within a channel.
+    const c1Posted = await db().select().from(events)
+      .where(and(eq(events.channelId, c1), eq(events.type, 'message.posted'))).orderBy(asc(events.seq));
+    expect(c1Posted.slice(-3).map((e) => (e.data as { ts: string }).ts)).toEqual([0, 2, 4].map((i) => formatTs(batched[i].tsMicros)));
+  });
+
+  test('files attached in a batch are recorded against their own message only (who may see a file follows it)', async () => {
+    const a = await messagingAccount(h);
+    const [c1, c2] = [await makeChannel(a.ownerApi), await makeChannel(a.ownerApi)];
+    const actor = await actorOf(a);
+    const fileIds = [randomUUID(), randomUUID(), randomUUID()].map((u) => `file_${u.replace(/-/g, '').slice(0, 20)}`);
+    await db().insert(files).values(fileIds.map((id, i) => ({
+      id, accountId: a.accountId, uploadedByIdentityId: a.owner.identityId, name: `f${i}.txt`, size: 1 + i, contentType: 'text/plain', state: 'ready', storageKey: id,
+    })));
+    await postMessage(db(), { actor, channelId: c1, text: 'learn the facts' });
+    await postMessage(db(), { actor, channelId: c2, text: 'learn the facts' });
+    const view = (r: { channelId: string; tsMicros: bigint; fileId: string; accountId: string }) => `${r.channelId} ${r.tsMicros} ${r.fileId} ${r.accountId}`;
+    // A post with a file reads its files first, so two such posts reach their write in one turn
+    // only when both reads are answered in one poll of the sockets: tried until they do (each try
+    // checked either way).
+    let batchedOnce = false;
+    for (let attempt = 0; attempt < 20 && !batchedOnce; attempt += 1) {
+      const [two, one] = await Promise.all([
+        postMessage(db(), { actor, channelId: c1, text: 'two files', attachments: [{ file_id: fileIds[0] }, { file_id: fileIds[1] }, { file_id: fileIds[0] }] }),
+        postMessage(db(), { actor, channelId: c2, text: 'one file', attachments: [{ file_id: fileIds[2] }, { url: 'https://l.example/x' }] }),
+      ]);
+      batchedOnce = (await txOf(c1, two.tsMicros)) === (await txOf(c2, one.tsMicros));
+      const recorded = await db().select().from(messageFiles)
+        .where(and(inArray(messageFiles.fileId, fileIds), inArray(messageFiles.tsMicros, [two.tsMicros, one.tsMicros])));
+      expect(recorded.map(view).sort()).toEqual([
+        { channelId: c1, tsMicros: two.tsMicros, fileId: fileIds[0], accountId: a.accountId },
+        { channelId: c1, tsMicros: two.tsMicros, fileId: fileIds[1], accountId: a.accountId },
+        { channelId: c2, tsMicros: one.tsMicros, fileId: fileIds[2], accountId: a.accountId },
+      ].map(view).sort());
+      expect(two.attachments).toEqual([
+        { file_id: fileIds[0], name: 'f0.txt', size: 1, content_type: 'text/plain' },
+        { file_id: fileIds[1], name: 'f1.txt', size: 2, content_type: 'text/plain' },
+        { file_id: fileIds[0], name: 'f0.txt', size: 1, content_type: 'text/plain' },
+      ]);
+    }
+    expect(batchedOnce).toBe(true);
   });
 
   test("a post refused in a batch (not a member, an authentication that no longer holds) writes nothing; the others are written", async () => {

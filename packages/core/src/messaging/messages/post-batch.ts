@@ -1,4 +1,4 @@
-import { runStatement, type Executor } from '@teamchat/db';
+import { outsideTransaction, runStatement, type Executor } from '@teamchat/db';
 import { confirmParams, type AuthenticationToConfirm } from '../../auth/remembered-authentications';
 import { postWrite, postWriteBatch, type PostWritten } from './post-message-sql';
 
@@ -21,7 +21,7 @@ export interface PostWriteInput {
 }
 
 /** `post_message`'s parameters for one post (`rootTs`: the thread's root for a reply, µs). */
-export function postWriteParams(w: PostWriteInput, rootTs: string | null = null): unknown[] {
+function postWriteParams(w: PostWriteInput, rootTs: string | null): unknown[] {
   return [
     w.channelId, w.accountId, w.authorId, rootTs, w.text, w.attachments, w.links, w.mentions, w.broadcast,
     w.clientRef, w.session, w.events, ...confirmParams(w.confirm),
@@ -40,8 +40,8 @@ function batchParams(writes: PostWriteInput[]): unknown[] {
   ];
 }
 
-async function writeOnePost(ex: Executor, w: PostWriteInput): Promise<PostWritten> {
-  const [out] = await runStatement(ex, postWrite, postWriteParams(w));
+async function writeOnePost(ex: Executor, w: PostWriteInput, rootTs: string | null = null): Promise<PostWritten> {
+  const [out] = await runStatement(ex, postWrite, postWriteParams(w, rootTs));
   return out;
 }
 
@@ -67,6 +67,12 @@ export function surelyRolledBack(error: unknown): boolean {
 }
 
 /**
+ * At most this many posts in one statement: a turn of a very busy process is cut into batches of
+ * this size, which go side by side, so no one statement's parameters or lock hold grow without bound.
+ */
+export const MAX_POSTS_PER_BATCH = 100;
+
+/**
  * The top-level posts a process writes outside a transaction, batched by event-loop turn and
  * account (docs/performance.md "Posts of one turn in one statement"): the posts of one account
  * that reach their write in one turn go to PostgreSQL at the turn's end (`setImmediate`) as one
@@ -84,13 +90,11 @@ export function surelyRolledBack(error: unknown): boolean {
  * constraint, a trigger), nothing of it was written, and each post is written again by itself,
  * so one post's error is never another's. A lost connection fails the batch's posts as it fails
  * a lone post: the batch may have committed (`surelyRolledBack`).
+ *
+ * Not the delivery engine's `Coalescer` (packages/delivery/src/coalesce.ts): it batches by turn
+ * too, but runs one batch at a time (items that come while one is under way wait for it and go
+ * in the next). A post must not wait for another batch's commit, so these batches go side by side.
  */
-/**
- * At most this many posts in one statement: a turn of a very busy process is cut into batches of
- * this size, which go side by side, so no one statement's parameters or lock hold grow without bound.
- */
-export const MAX_POSTS_PER_BATCH = 100;
-
 class TurnPosts {
   private waiting = new Map<string, Waiting[]>();
 
@@ -121,8 +125,9 @@ class TurnPosts {
     runStatement(this.db, postWriteBatch, batchParams(batch.map((b) => b.write))).then(
       (rows) => batch.forEach((b, i) => b.resolve(rows[i])),
       (error: unknown) => {
+        const again = surelyRolledBack(error);
         for (const b of batch) {
-          if (surelyRolledBack(error)) writeOnePost(this.db, b.write).then(b.resolve, b.reject);
+          if (again) writeOnePost(this.db, b.write).then(b.resolve, b.reject);
           else b.reject(error);
         }
       },
@@ -133,12 +138,17 @@ class TurnPosts {
 /** One batcher per database handle (a process has one per pool). */
 const batchers = new WeakMap<object, TurnPosts>();
 
-/** Writes a top-level post on the database (not inside a transaction), batched with its turn's others. */
-export function writePostInTurn(db: Executor, write: PostWriteInput): Promise<PostWritten> {
-  let batcher = batchers.get(db);
+/**
+ * Writes one post: a top-level post on the database (not inside a transaction) with the other
+ * posts of its account and turn; a reply (`rootTs`: its root's count moves too) or a post inside a
+ * transaction by itself, with `post_message`.
+ */
+export function writePost(ex: Executor, write: PostWriteInput, rootTs: string | null): Promise<PostWritten> {
+  if (rootTs !== null || !outsideTransaction(ex)) return writeOnePost(ex, write, rootTs);
+  let batcher = batchers.get(ex);
   if (!batcher) {
-    batcher = new TurnPosts(db);
-    batchers.set(db, batcher);
+    batcher = new TurnPosts(ex);
+    batchers.set(ex, batcher);
   }
   return batcher.write(write);
 }

@@ -1,4 +1,4 @@
-import { outsideTransaction, runStatement, type Executor } from '@teamchat/db';
+import { runStatement, type Executor } from '@teamchat/db';
 import { AuthenticationNotConfirmed, type AuthenticationToConfirm } from '../../auth/remembered-authentications';
 import { errors } from '../../errors';
 import { resolveAttachments } from '../../files/attachments';
@@ -8,8 +8,8 @@ import { eventRows, messagePostedEvents, type MessageSession } from '../../event
 import { parseMentions } from '../mentions';
 import type { MessageRow } from '../views';
 import { knownPostFacts, rememberPostFacts } from './post-facts-cache';
-import { postWriteParams, writePostInTurn, type PostWriteInput } from './post-batch';
-import { postFacts, postWrite } from './post-message-sql';
+import { writePost, type PostWriteInput } from './post-batch';
+import { postFacts } from './post-message-sql';
 
 export interface PostMessageInput {
   actor: Actor;
@@ -117,11 +117,7 @@ export async function postMessage(ex: Executor, input: PostMessageInput): Promis
     clientRef: draft.clientRef, session: draft.session === null ? null : JSON.stringify(draft.session),
     events: JSON.stringify(rows.map((r) => [r.id, r.type, r.channelId, r.data])), confirm: input.confirm,
   };
-  // A top-level post outside a transaction goes with the other posts of its turn (post-batch.ts);
-  // a reply (its root's count moves too) and a post inside a transaction go alone.
-  const out = facts.rootTs === null && outsideTransaction(ex)
-    ? await writePostInTurn(ex, write)
-    : (await runStatement(ex, postWrite, postWriteParams(write, facts.rootTs)))[0];
+  const out = await writePost(ex, write, facts.rootTs);
   if (!out.authenticated) throw new AuthenticationNotConfirmed();
   if (!out.locked) {
     // No ts taken: not a member (the facts say which error, read now if they were known).
