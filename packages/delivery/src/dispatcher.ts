@@ -1,5 +1,5 @@
 import { CLAIM_AHEAD_FRESH_MS, ClaimsAhead, type HeldClaim } from './claims-ahead';
-import { Coalescer } from './coalesce';
+import { Coalescer, GATHER_MS } from './coalesce';
 import { acquireInFlightSlots, inFlightLimit, releaseSlots, type Slot } from './in-flight';
 import { giveBack, runPipeline, type AttemptOutcome } from './pipeline';
 import { loadRowHeads, openRowsOfAccount, type RowHead } from './store';
@@ -393,11 +393,13 @@ export class Dispatcher {
       const found = await loadRowHeads(deps.database.db, ids);
       return ids.map((id) => found.get(id));
     });
+    // Slots going back to Redis gather (GATHER_MS): nobody waits for them, and the lane counts
+    // each as held until Redis has it back.
     this.releases = new Coalescer(async (slots) => {
       await releaseSlots(deps, slots).catch((err: Error) =>
         deps.logger.warn('giving in-flight slots back failed; they expire after the claim time', { error: err.message }));
       return slots.map(() => null);
-    });
+    }, { gatherMs: GATHER_MS });
   }
 
   /**
@@ -913,6 +915,8 @@ export class Dispatcher {
     for (const [accountId, lane] of [...this.lanes]) this.dropIfIdle(accountId, lane);
     await releaseSlots(this.deps, kept).catch((err: Error) =>
       this.deps.logger.warn('giving kept in-flight slots back failed; they expire after the claim time', { error: err.message }));
+    // Slots of the last attempts, gathering to go back: they go now.
+    await this.releases.drain();
     // Rows claimed ahead (by pipelines that have all started by now) go back to the database
     // unclaimed, for the next process to take at once.
     const held = (await Promise.all(this.ahead.takeAll())).filter((h) => h !== undefined);

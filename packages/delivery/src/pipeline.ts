@@ -1,5 +1,5 @@
 import { CLAIM_AHEAD_FRESH_MS, type ClaimsAhead, type HeldClaim } from './claims-ahead';
-import { Coalescer } from './coalesce';
+import { Coalescer, GATHER_MS } from './coalesce';
 import { acquireInFlightSlot, type Lease } from './in-flight';
 import { answerError, isSuccess, prepareEndpoint, sendPrepared, type PreparedEndpoint, type SendResult } from './send';
 import {
@@ -26,9 +26,10 @@ import type { Executor } from '@teamchat/db';
  * runs it over as many rows as got slots together. Every round trip before the send is taken
  * once for all the rows; after it, each row goes on by itself: a row's outcome settles when its
  * own answer is recorded, never waiting for another row's answer (a hanging receiver holds only
- * its own row). Quick 2xx answers read in one turn of the event loop are closed together, and
- * with whatever arrives while a close is under way (Coalescer): batching grows with the load,
- * never with a timer.
+ * its own row). Quick 2xx answers are closed together (Coalescer): those read in one turn of the
+ * event loop, and whatever arrives while a close is under way. In the dispatcher's pipelines,
+ * whose quick 2xx rows have their slots back before they are recorded, a close also gathers for
+ * GATHER_MS first: nobody waits for it, and it is past the receiver's arrival.
  */
 export type AttemptOutcome =
   | { kind: 'done'; deliveryId: string; status: DeliveryStatus; responseStatus: number | null; latencyMs: number | null; error: string | null; next: { id: string; accountId: string; at: Date } | null; nextRetryAt: Date | null }
@@ -181,7 +182,7 @@ export async function runPipeline(
       .then(async (sent) => {
         const answeredAt = Date.now();
         if (onQuickSuccess && deliveredQuickly(sent)) onQuickSuccess(i);
-        const outcome = await record(deps, ctx, rowClaim, sent);
+        const outcome = await record(deps, ctx, rowClaim, sent, { gathered: onQuickSuccess !== undefined });
         if (ctx.row.kind === 'event' && ctx.row.attempt === 1 && sentAt > 0) observeStages(deps, ctx.row.createdAt, sentAt, answeredAt);
         return outcome;
       });
@@ -269,7 +270,7 @@ async function charge(deps: Deps, rows: Mine[], out: Array<Promise<AttemptOutcom
     const resetsAt = verdicts[n].resetsAt!;
     for (const { i, ctx, claim } of g) {
       // A test event answers now and is never retried; everything else waits for the reset.
-      if (ctx.row.kind === 'test') out[i] = record(deps, ctx, claim, { status: null, latencyMs: null, error: 'call units spent: the seat of the endpoint\'s creator has no units left today' }, false);
+      if (ctx.row.kind === 'test') out[i] = record(deps, ctx, claim, { status: null, latencyMs: null, error: 'call units spent: the seat of the endpoint\'s creator has no units left today' }, { receiverAnswered: false });
       else out[i] = deferForUnits(deps.database.db, ctx.row.id, claim, resetsAt).then((): AttemptOutcome => ({ kind: 'wait', deliveryId: ctx.row.id, until: resetsAt, reason: 'call_units_spent' }));
     }
   });
@@ -318,19 +319,27 @@ function skip(deliveryId: string): AttemptOutcome {
   return { kind: 'skip', deliveryId, reason: 'closed' };
 }
 
-/** Quick 2xx answers closed together: those read in one turn of the event loop, and whatever arrives while a close is under way goes in the next one. */
-const closers = new WeakMap<object, Coalescer<{ deliveryId: string; createdAt: Date; claim: Date; responseStatus: number; latencyMs: number }, boolean>>();
+type Closer = Coalescer<{ deliveryId: string; createdAt: Date; claim: Date; responseStatus: number; latencyMs: number }, boolean>;
 
-function closerFor(deps: Deps) {
+/**
+ * Quick 2xx answers closed together: those read in one turn of the event loop, and whatever
+ * arrives while a close is under way goes in the next one. Per database, two closers: one for
+ * closes a caller waits for (a test event's answer, a replay), one that gathers for GATHER_MS
+ * (the dispatcher's rows, whose slots are back already).
+ */
+const closers = new WeakMap<object, { now: Closer; gathered: Closer }>();
+
+function closerFor(deps: Deps, gathered: boolean): Closer {
   let c = closers.get(deps.database);
   if (!c) {
-    c = new Coalescer(async (rows) => {
+    const close = async (rows: Parameters<Closer['add']>[0][]) => {
       const closed = await closeDelivered(deps.database.db, { now: deps.now(), rows });
       return rows.map((r) => closed.has(r.deliveryId));
-    });
+    };
+    c = { now: new Coalescer(close), gathered: new Coalescer(close, { gatherMs: GATHER_MS }) };
     closers.set(deps.database, c);
   }
-  return c;
+  return gathered ? c.gathered : c.now;
 }
 
 /**
@@ -340,12 +349,24 @@ function closerFor(deps: Deps) {
  * schedule is spent; a 410 or the `failing` rule disables the endpoint → dead. Every write is
  * fenced on the row's claim: a row dropped or taken over meanwhile records nothing (`skip`).
  */
-export async function record(deps: Deps, ctx: DeliveryContext, claim: Date, sent: SendResult, receiverAnswered = true): Promise<AttemptOutcome> {
+export async function record(
+  deps: Deps,
+  ctx: DeliveryContext,
+  claim: Date,
+  sent: SendResult,
+  options: {
+    /** false: no answer was awaited (nothing sent): no health sample */
+    receiverAnswered?: boolean;
+    /** a quick 2xx's close nobody waits for (the dispatcher's rows): it gathers for GATHER_MS */
+    gathered?: boolean;
+  } = {},
+): Promise<AttemptOutcome> {
   const { row, endpoint } = ctx;
+  const receiverAnswered = options.receiverAnswered ?? true;
   // The common case, delivered within the slow bar: no retry row, no disabling, no slow check
   // (isSlow needs a latency above the bar): one statement, shared with other rows answered meanwhile.
   if (receiverAnswered && deliveredQuickly(sent)) {
-    const closed = await closerFor(deps).add({ deliveryId: row.id, createdAt: row.createdAt, claim, responseStatus: sent.status, latencyMs: sent.latencyMs });
+    const closed = await closerFor(deps, options.gathered ?? false).add({ deliveryId: row.id, createdAt: row.createdAt, claim, responseStatus: sent.status, latencyMs: sent.latencyMs });
     if (!closed) return skip(row.id);
     observeAttempt(deps, row, 'delivered', sent.latencyMs, deps.now());
     return done(row.id, 'delivered', sent.status, sent.latencyMs, null, null);

@@ -1,7 +1,8 @@
 /**
- * Coalescer (coalesce.ts): batching that grows with the load and never waits on a timer.
+ * Coalescer (coalesce.ts): batching that grows with the load and, unless told to gather, never
+ * waits on a timer.
  */
-import { Coalescer } from '../src/coalesce';
+import { Coalescer, GATHER_MS } from '../src/coalesce';
 
 function recording() {
   const runs: number[][] = [];
@@ -54,4 +55,64 @@ test('a run that fails rejects exactly its own items; the next run goes on', asy
   const failed = Promise.allSettled([c.add(1), c.add(2)]);
   expect((await failed).map((r) => r.status)).toEqual(['rejected', 'rejected']);
   expect(await c.add(3)).toBe(3);
+});
+
+const turn = () => new Promise((r) => setImmediate(r));
+
+test('with a gather, items added in separate turns within it go in one run, which starts once the gather has passed', async () => {
+  const runs: Array<{ items: number[]; at: number }> = [];
+  const c = new Coalescer<number, number>(async (items) => {
+    runs.push({ items, at: performance.now() });
+    return items.map((i) => i * 2);
+  }, { gatherMs: GATHER_MS });
+  const start = performance.now();
+  const first = c.add(1);
+  await turn();
+  const second = c.add(2);
+  await turn();
+  expect(runs).toEqual([]);
+  expect(await Promise.all([first, second])).toEqual([2, 4]);
+  expect(runs.map((r) => r.items)).toEqual([[1, 2]]);
+  // Timers may fire up to a millisecond early by performance.now()'s reckoning.
+  expect(runs[0].at - start).toBeGreaterThanOrEqual(GATHER_MS - 1);
+});
+
+test('with a gather, items added while a run is under way go in the next run as soon as it ends, with no second gather', async () => {
+  let release: (() => void) | undefined;
+  const runs: number[][] = [];
+  const c = new Coalescer<number, number>(async (items) => {
+    runs.push(items);
+    if (items[0] === 100) await new Promise<void>((r) => { release = r; });
+    return items;
+  }, { gatherMs: 1_000 });
+  const first = c.add(100);
+  // drain() starts the gathering run at once; it is under way until released.
+  const drained = c.drain();
+  await turn();
+  expect(runs).toEqual([[100]]);
+  const later = c.add(7);
+  const at = performance.now();
+  release!();
+  expect(await first).toBe(100);
+  expect(await later).toBe(7);
+  expect(performance.now() - at).toBeLessThan(500);
+  await drained;
+  expect(runs).toEqual([[100], [7]]);
+}, 10_000);
+
+test('drain() starts a gathering run at once and resolves when every run under way has ended; with nothing under way it resolves at once', async () => {
+  const runs: number[][] = [];
+  const c = new Coalescer<number, number>(async (items) => {
+    runs.push(items);
+    await new Promise((r) => setTimeout(r, 20));
+    return items;
+  }, { gatherMs: 60_000 });
+  await c.drain();
+  const a = c.add(1);
+  const b = c.add(2);
+  let answered = false;
+  void Promise.all([a, b]).then(() => { answered = true; });
+  await c.drain();
+  expect(runs).toEqual([[1, 2]]);
+  expect(answered).toBe(true);
 });

@@ -7,6 +7,7 @@ import type { Harness } from '../../../test/support/harness';
 import { startReceiver, type Receiver } from '../../../test/support/https-receiver';
 import { addToChannel, eventsOf, makeChannel, memberCaller, messagingAccount, post } from '../../../test/support/messaging';
 import { TEST_TIMEOUT_MS, createEndpointRow, deliveriesOf, eventually, startWebhookHarness } from '../../../test/support/webhooks';
+import { queriesDuring } from '../../../test/support/round-trips';
 
 /**
  * The dispatcher (core dispatcher.ts) and the attempt pipeline (pipeline.ts), called directly: no
@@ -425,6 +426,34 @@ test('a quick 2xx is off the wire before it is recorded (its slot goes back then
   } finally {
     ok.fallback = { status: 200 };
   }
+});
+
+test('the close of a quick 2xx nobody waits for (the dispatcher\'s rows) gathers for GATHER_MS: two answers read in separate turns share one statement', async () => {
+  const a = await messagingAccount(h);
+  const ch = await makeChannel(a.ownerApi);
+  await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/gather'), events: ['message.posted'] });
+  const seen = new Set<string>();
+  let shared = 0;
+  // The second answer comes 2 ms after the first, in a turn of its own; on a loaded machine the
+  // two reads may still fall further apart than the gather, so this tries a few pairs, checking each.
+  for (let attempt = 0; attempt < 10 && shared === 0; attempt += 1) {
+    await post(a.ownerApi, ch, { text: `first ${attempt}` });
+    await post(a.ownerApi, ch, { text: `second ${attempt}` });
+    const ids = (await postedIds(a.accountId)).filter((id) => !seen.has(id));
+    ids.forEach((id) => seen.add(id));
+    const rows = await fanOutEvents(h.deps, ids);
+    expect(rows).toHaveLength(2);
+    ok.script({ status: 200 }, { status: 200, delayMs: 2 });
+    let outcomes: AttemptOutcome[] = [];
+    const sent = await queriesDuring(async () => {
+      outcomes = await Promise.all(await runPipeline(h.deps, transport, rows.map((r) => r.id), () => undefined));
+    });
+    expect(outcomes.map((o) => o.kind === 'done' && o.status)).toEqual(['delivered', 'delivered']);
+    const closes = sent.filter((q) => q === 'webhook_close_delivered_claims').length;
+    expect([1, 2]).toContain(closes);
+    if (closes === 1) shared += 1;
+  }
+  expect(shared).toBe(1);
 });
 
 test('an endpoint whose last attempt failed gets one attempt at a time (a probe), each after a pause that doubles up to PROBE_PAUSE_MAX_MS, until one succeeds; then its rows go out together again', async () => {
