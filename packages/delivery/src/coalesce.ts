@@ -12,11 +12,11 @@ export const GATHER_MS = 5;
  * loop's current turn (`setImmediate`) when nothing is under way, and items added meanwhile go
  * in it: the answers read from one poll of the sockets (two deliveries of one post answered
  * together, say) share one run instead of the second waiting for the first's. Items added while
- * a run is under way wait for it and go together in the next run. No timer, no fixed wait: on an
- * idle system an item waits only for the turn it was added in to end.
+ * a run is under way wait for it and go together in the next run. By default no timer, no fixed
+ * wait: on an idle system an item waits only for the turn it was added in to end.
  *
- * With `gatherMs` (for work no caller waits for, GATHER_MS) a run starts that long after the
- * first item instead, and takes every item added meanwhile.
+ * With `gatherMs` (only for work no caller waits for, GATHER_MS) a run starts that long after the
+ * first item instead, and takes every item added meanwhile; `drain()` starts it at once.
  */
 export class Coalescer<T, R> {
   private pending: Array<{ item: T; resolve: (r: R) => void; reject: (e: unknown) => void }> = [];
