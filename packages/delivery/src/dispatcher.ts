@@ -384,7 +384,7 @@ export class Dispatcher {
     private readonly transport: WebhookTransport,
     /** each recorded outcome (the worker schedules retries and wake-ups from it) */
     private readonly onOutcome: (outcome: AttemptOutcome) => void,
-    options: { maxWaitingPerAccount?: number; maxInFlight?: number; slotKeepMs?: number } = {},
+    options: { maxWaitingPerAccount?: number; maxInFlight?: number; slotKeepMs?: number; releaseGatherMs?: number } = {},
   ) {
     this.maxWaiting = options.maxWaitingPerAccount ?? MAX_WAITING_PER_ACCOUNT;
     this.maxInFlight = options.maxInFlight ?? MAX_IN_FLIGHT;
@@ -399,7 +399,7 @@ export class Dispatcher {
       await releaseSlots(deps, slots).catch((err: Error) =>
         deps.logger.warn('giving in-flight slots back failed; they expire after the claim time', { error: err.message }));
       return slots.map(() => null);
-    }, { gatherMs: GATHER_MS });
+    }, { gatherMs: options.releaseGatherMs ?? GATHER_MS });
   }
 
   /**

@@ -319,7 +319,7 @@ function skip(deliveryId: string): AttemptOutcome {
   return { kind: 'skip', deliveryId, reason: 'closed' };
 }
 
-type Closer = Coalescer<{ deliveryId: string; createdAt: Date; claim: Date; responseStatus: number; latencyMs: number }, boolean>;
+type Closer = Coalescer<{ deliveryId: string; createdAt: Date; claim: Date; responseStatus: number; latencyMs: number; attemptedAt: Date }, boolean>;
 
 /**
  * Quick 2xx answers closed together: those read in one turn of the event loop, and whatever
@@ -333,7 +333,7 @@ function closerFor(deps: Deps, gathered: boolean): Closer {
   let c = closers.get(deps.database);
   if (!c) {
     const close = async (rows: Parameters<Closer['add']>[0][]) => {
-      const closed = await closeDelivered(deps.database.db, { now: deps.now(), rows });
+      const closed = await closeDelivered(deps.database.db, { rows });
       return rows.map((r) => closed.has(r.deliveryId));
     };
     c = { now: new Coalescer(close), gathered: new Coalescer(close, { gatherMs: GATHER_MS }) };
@@ -363,15 +363,16 @@ export async function record(
 ): Promise<AttemptOutcome> {
   const { row, endpoint } = ctx;
   const receiverAnswered = options.receiverAnswered ?? true;
+  // The attempt's time (`attempted_at`): when its answer is recorded here, not when a shared close runs.
+  const now = deps.now();
   // The common case, delivered within the slow bar: no retry row, no disabling, no slow check
   // (isSlow needs a latency above the bar): one statement, shared with other rows answered meanwhile.
   if (receiverAnswered && deliveredQuickly(sent)) {
-    const closed = await closerFor(deps, options.gathered ?? false).add({ deliveryId: row.id, createdAt: row.createdAt, claim, responseStatus: sent.status, latencyMs: sent.latencyMs });
+    const closed = await closerFor(deps, options.gathered ?? false).add({ deliveryId: row.id, createdAt: row.createdAt, claim, responseStatus: sent.status, latencyMs: sent.latencyMs, attemptedAt: now });
     if (!closed) return skip(row.id);
     observeAttempt(deps, row, 'delivered', sent.latencyMs, deps.now());
     return done(row.id, 'delivered', sent.status, sent.latencyMs, null, null);
   }
-  const now = deps.now();
   const ok = isSuccess(sent.status);
   const error = answerError(sent.status, sent.error);
   let disable: AutoDisableReason | null = null;

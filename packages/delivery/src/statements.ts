@@ -190,8 +190,9 @@ export const CLAIM_AND_READ = statement<ClaimedRead>('webhook_claim_and_read', `
  * concurrently (a round gives its slots back before it records), and two closes that locked
  * their endpoints in different orders deadlocked under load (PostgreSQL then aborts one).
  * One row for a single attempt, several for a batch round.
- * $1 ids, $2 claims, $3 status codes, $4 latencies ms, $5 now, $6 now − 1 s, $7..$8 the rows'
- * `created_at` bounds (the partition key: a plan made with them touches only the partitions the
+ * $1 ids, $2 claims, $3 status codes, $4 latencies ms, $5 each row's answer time (its
+ * `attempted_at`: when the answer was read, not when this close runs, which may gather answers
+ * for a few ms), $6 the latest of those (the endpoints' last success), $7 that − 1 s, $8..$9 the rows' `created_at` bounds (the partition key: a plan made with them touches only the partitions the
  * rows are in, where one without them planned and probed every weekly partition for each row:
  * 0.55 ms of planning per call, against 0.22). By key: the rows by id (`d.id = ANY($1)` as well
  * as the join on the input, so the index condition starts with the key: without it, its one
@@ -200,22 +201,22 @@ export const CLAIM_AND_READ = statement<ClaimedRead>('webhook_claim_and_read', `
  */
 export const CLOSE_DELIVERED = statement<{ ids: string[] }>('webhook_close_delivered_claims', `
   WITH input AS (
-    SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::int[], $4::int[]) AS i(id, claim, response_status, latency_ms)
+    SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::int[], $4::int[], $5::timestamptz[]) AS i(id, claim, response_status, latency_ms, attempted_at)
   ), closed AS (
     UPDATE webhook_deliveries d
        SET status = 'delivered', response_status = i.response_status, latency_ms = i.latency_ms, error = NULL,
-           attempted_at = $5, claimed_until = NULL, next_retry_at = NULL
+           attempted_at = i.attempted_at, claimed_until = NULL, next_retry_at = NULL
       FROM input i
-     WHERE d.id = ANY($1::text[]) AND d.id = i.id AND d.created_at >= $7 AND d.created_at < $8 AND d.claimed_until = i.claim AND (d.status IN ('pending', 'retrying')) IS TRUE
+     WHERE d.id = ANY($1::text[]) AND d.id = i.id AND d.created_at >= $8 AND d.created_at < $9 AND d.claimed_until = i.claim AND (d.status IN ('pending', 'retrying')) IS TRUE
     RETURNING d.id, d.endpoint_id
   ), locked AS (
     SELECT w.id FROM webhook_endpoints w
      WHERE w.id IN (SELECT endpoint_id FROM closed)
-       AND (w.failing_since IS NOT NULL OR w.last_success_at IS NULL OR w.last_success_at < $6)
+       AND (w.failing_since IS NOT NULL OR w.last_success_at IS NULL OR w.last_success_at < $7)
      ORDER BY w.id
        FOR NO KEY UPDATE
   ), health AS (
-    UPDATE webhook_endpoints w SET last_success_at = $5, failing_since = NULL
+    UPDATE webhook_endpoints w SET last_success_at = $6, failing_since = NULL
       FROM locked l
      WHERE w.id = l.id
     RETURNING w.id

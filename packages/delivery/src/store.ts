@@ -98,17 +98,22 @@ export function deliveredQuickly(sent: { status: number | null; latencyMs: numbe
 
 /**
  * The common outcome, delivered (deliveredQuickly), in one statement for any number of rows,
- * each under its own claim: each row closed under its claim and its endpoint's health recorded
- * (recordHealth's rule). Answers the ids it closed; a row whose claim was lost meanwhile is not
+ * each under its own claim: each row closed under its claim, with its own answer time as its
+ * `attempted_at`, and its endpoint's health recorded (recordHealth's rule). Answers the ids it closed; a row whose claim was lost meanwhile is not
  * among them.
  */
 export async function closeDelivered(
   db: Executor,
-  input: { now: Date; rows: ReadonlyArray<{ deliveryId: string; createdAt: Date; claim: Date; responseStatus: number; latencyMs: number }> },
+  input: { rows: ReadonlyArray<{ deliveryId: string; createdAt: Date; claim: Date; responseStatus: number; latencyMs: number; attemptedAt: Date }> },
 ): Promise<Set<string>> {
-  const { now, rows } = input;
+  const { rows } = input;
+  // The endpoints' last success: the latest answer among the rows (a close runs for no caller's clock).
+  let latest = -Infinity;
+  for (const x of rows) latest = Math.max(latest, x.attemptedAt.getTime());
+  const now = new Date(latest);
   const params = [
-    rows.map((x) => x.deliveryId), rows.map((x) => x.claim), rows.map((x) => x.responseStatus), rows.map((x) => x.latencyMs), now, new Date(now.getTime() - 1000),
+    rows.map((x) => x.deliveryId), rows.map((x) => x.claim), rows.map((x) => x.responseStatus), rows.map((x) => x.latencyMs), rows.map((x) => x.attemptedAt),
+    now, new Date(now.getTime() - 1000),
     ...createdBounds(rows.map((x) => x.createdAt)),
   ];
   // The attempts were made: their rows must be closed, or a single attempt would send them

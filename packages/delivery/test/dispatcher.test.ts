@@ -1,6 +1,6 @@
 import { vetWebhookUrl, getMemberByEmail, inFlightKey, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
 import { Client } from 'pg';
-import { CLAIM_AHEAD_FRESH_MS, CLAIMS_AHEAD_PER_SLOT, ClaimsAhead, Dispatcher, PROBE_PAUSE_MAX_MS, PROBE_PAUSE_MS, SLOT_HANDOFF_MS, SLOT_KEEP_MS, WebhookTransport, acquireInFlightSlots, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome } from '../src';
+import { CLAIM_AHEAD_FRESH_MS, CLAIMS_AHEAD_PER_SLOT, ClaimsAhead, Dispatcher, PROBE_PAUSE_MAX_MS, attemptOne, PROBE_PAUSE_MS, SLOT_HANDOFF_MS, SLOT_KEEP_MS, WebhookTransport, acquireInFlightSlots, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome } from '../src';
 import { eq, inArray, sql, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
@@ -200,7 +200,7 @@ test('rounds that close at once on the same endpoints all close: every row deliv
     })));
     await db.update(webhookEndpoints).set({ failingSince: new Date(), lastSuccessAt: null }).where(inArray(webhookEndpoints.id, eps));
     const now = h.deps.now();
-    const results = await Promise.all(closes.map((rows) => closeDelivered(db, { now, rows: rows.map((r) => ({ deliveryId: r.id, createdAt: r.createdAt, claim, responseStatus: 200, latencyMs: 3 })) })));
+    const results = await Promise.all(closes.map((rows) => closeDelivered(db, { rows: rows.map((r) => ({ deliveryId: r.id, createdAt: r.createdAt, claim, responseStatus: 200, latencyMs: 3, attemptedAt: now })) })));
     for (const [k, ids] of results.entries()) {
       expect([...ids].sort()).toEqual(closes[k].map((r) => r.id).sort());
       for (const id of ids) closed.add(id);
@@ -228,7 +228,7 @@ test('one close takes rows of several weekly partitions (its plan keeps to the p
     eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: r.createdAt, claimedUntil: claim, createdAt: r.createdAt,
   })));
   await db.execute(sql`UPDATE webhook_deliveries SET created_at = created_at + interval '999 microseconds' WHERE id = ${rows[0].id}`);
-  const closed = await closeDelivered(db, { now: h.deps.now(), rows: rows.map((r) => ({ deliveryId: r.id, createdAt: r.createdAt, claim, responseStatus: 200, latencyMs: 3 })) });
+  const closed = await closeDelivered(db, { rows: rows.map((r) => ({ deliveryId: r.id, createdAt: r.createdAt, claim, responseStatus: 200, latencyMs: 3, attemptedAt: new Date() })) });
   expect([...closed].sort()).toEqual(rows.map((r) => r.id).sort());
   // A row dated outside the bounds given is not closed (the bounds are the rows' own).
   const stray = { id: newId('delivery'), createdAt: new Date(Date.now() - 20 * day) };
@@ -236,8 +236,8 @@ test('one close takes rows of several weekly partitions (its plan keeps to the p
     id: stray.id, chainId: stray.id, attempt: 1, status: 'pending', kind: 'event', accountId: a.accountId, endpointId: ep.id,
     eventId: newId('event'), eventType: 'message.posted', bodyId, eventCreatedAt: stray.createdAt, claimedUntil: claim, createdAt: stray.createdAt,
   });
-  expect((await closeDelivered(db, { now: h.deps.now(), rows: [{ deliveryId: stray.id, createdAt: new Date(Date.now() - 1000), claim, responseStatus: 200, latencyMs: 3 }] })).size).toBe(0);
-  expect((await closeDelivered(db, { now: h.deps.now(), rows: [{ deliveryId: stray.id, createdAt: stray.createdAt, claim, responseStatus: 200, latencyMs: 3 }] })).size).toBe(1);
+  expect((await closeDelivered(db, { rows: [{ deliveryId: stray.id, createdAt: new Date(Date.now() - 1000), claim, responseStatus: 200, latencyMs: 3, attemptedAt: new Date() }] })).size).toBe(0);
+  expect((await closeDelivered(db, { rows: [{ deliveryId: stray.id, createdAt: stray.createdAt, claim, responseStatus: 200, latencyMs: 3, attemptedAt: new Date() }] })).size).toBe(1);
 });
 
 test('a deadlock or serialization failure is a conflict to run again; other errors are not', () => {
@@ -567,6 +567,54 @@ test('a slot that came off the wire goes straight to the account\'s next row (no
   }
 });
 
+test('a close its caller waits for (a test event\'s or a replay\'s: attemptOne) does not gather: it runs at once, apart from a gathering close', async () => {
+  const rx = await startReceiver();
+  const a = await messagingAccount(h);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: rx.url('/awaited'), events: ['message.posted'] });
+  try {
+    const [waited, gathering] = await pendingRows(a.accountId, ep.id, 2);
+    const claim = new Date(Date.now() + 15_000);
+    const read = await claimAndReadDeliveries(h.deps.database.db, [gathering.id], new Date(), claim);
+    // While the awaited row's request is at the receiver, another row's close starts gathering;
+    // the awaited row's answer comes 2 ms later, inside that gather (GATHER_MS), and must not join it.
+    rx.script({ status: 200, delayMs: 2 });
+    let gathered: Promise<AttemptOutcome> | undefined;
+    void rx.waitFor(1).then(() => {
+      gathered = record(h.deps, read.get(gathering.id)!, claim, { status: 200, latencyMs: 3, error: null }, { gathered: true });
+    });
+    const sent = await queriesDuring(async () => {
+      expect(await attemptOne(h.deps, transport, waited.id, 5_000)).toMatchObject({ kind: 'done', status: 'delivered' });
+      expect(await gathered).toMatchObject({ kind: 'done', status: 'delivered' });
+    });
+    expect(sent.filter((q) => q === 'webhook_close_delivered_claims')).toHaveLength(2);
+  } finally {
+    await rx.close();
+  }
+});
+
+test('a delivered row\'s attempted_at is when its answer was read, not when the close it shared ran; its endpoint\'s last success is the latest answer', async () => {
+  const a = await messagingAccount(h);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/answered-at'), events: ['message.posted'] });
+  const [first, second] = await pendingRows(a.accountId, ep.id, 2);
+  const claim = new Date(Date.now() + 15_000);
+  const read = await claimAndReadDeliveries(h.deps.database.db, [first.id, second.id], new Date(), claim);
+  // Two answers read at times of their own (clocks set apart from the close's), closed by one gathered statement.
+  const answeredAt = [new Date(Date.now() - 20_000), new Date(Date.now() - 10_000)];
+  const sent = await queriesDuring(async () => {
+    const outcomes = await Promise.all([first, second].map((r, i) =>
+      record({ ...h.deps, now: () => answeredAt[i] }, read.get(r.id)!, claim, { status: 200, latencyMs: 3, error: null }, { gathered: true })));
+    expect(outcomes.map((o) => o.kind === 'done' && o.status)).toEqual(['delivered', 'delivered']);
+  });
+  expect(sent.filter((q) => q === 'webhook_close_delivered_claims')).toHaveLength(1);
+  const rows = await h.deps.database.db.select({ id: webhookDeliveries.id, attemptedAt: webhookDeliveries.attemptedAt })
+    .from(webhookDeliveries).where(inArray(webhookDeliveries.id, [first.id, second.id]));
+  const at = new Map(rows.map((r) => [r.id, r.attemptedAt?.getTime()]));
+  expect([at.get(first.id), at.get(second.id)]).toEqual(answeredAt.map((d) => d.getTime()));
+  // The endpoint's last success is the later answer.
+  const [endpoint] = await h.deps.database.db.select({ lastSuccessAt: webhookEndpoints.lastSuccessAt }).from(webhookEndpoints).where(eq(webhookEndpoints.id, ep.id));
+  expect(endpoint.lastSuccessAt?.getTime()).toBe(answeredAt[1].getTime());
+});
+
 test('a slot freed by a quick 2xx with no row waiting is kept for the account\'s next row (which goes on it without asking Redis), then goes back to Redis; closing gives kept slots back at once', async () => {
   expect(SLOT_KEEP_MS).toBeLessThanOrEqual(100);
   const rx = await startReceiver();
@@ -606,6 +654,29 @@ test('a slot freed by a quick 2xx with no row waiting is kept for the account\'s
     await stop();
     await d.close();
     await rx.close();
+  }
+});
+
+test('a closing dispatcher sends the slots gathering to go back to Redis at once, not after their gather', async () => {
+  const a = await messagingAccount(h);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/drain'), events: ['message.posted'] });
+  const [row] = await pendingRows(a.accountId, ep.id, 1);
+  const outcomes: AttemptOutcome[] = [];
+  // A gather far longer than the test (GATHER_MS is a few ms), and no keeping: the freed slot goes
+  // straight to the gathering releases.
+  const d = new Dispatcher(h.deps, transport, (o) => outcomes.push(o), { slotKeepMs: 0, releaseGatherMs: 60_000 });
+  const key = inFlightKey(h.deps.config, a.accountId);
+  try {
+    d.submit([row]);
+    await eventually(async () => outcomes.length === 1, 10_000, 'the row recorded');
+    expect(outcomes[0]).toMatchObject({ kind: 'done', status: 'delivered' });
+    // Its slot is still held in Redis: gathering to go back.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await h.deps.redis.zcard(key)).toBe(1);
+    await d.close();
+    expect(await h.deps.redis.zcard(key)).toBe(0);
+  } finally {
+    await d.close();
   }
 });
 
