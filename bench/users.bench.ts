@@ -147,7 +147,7 @@ export default async function usersBench(ctx: BenchContext): Promise<BenchResult
     rows.push({ measure: `baseline: raw undici POST round trip to the receiver, ${RATE}/s`, ...spread(rawLat) });
 
     for (const mode of MODES) {
-      if (mode === 'compiled') notes.push(`npm run build: ${buildDist().toFixed(0)} s`);
+      if (mode === 'compiled') notes.push(`npm run build: ${(await buildDist()).toFixed(0)} s`);
       const stack = await startStack(mode, { databaseUrl: ctx.databaseUrl, redisUrl: ctx.redisUrl, caFile: receiver.caFile });
       const api = new Pool(stack.apiUrl, { connections: 64, pipelining: 1 });
       try {
