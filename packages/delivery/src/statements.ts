@@ -192,7 +192,8 @@ export const CLAIM_AND_READ = statement<ClaimedRead>('webhook_claim_and_read', `
  * One row for a single attempt, several for a batch round.
  * $1 ids, $2 claims, $3 status codes, $4 latencies ms, $5 each row's answer time (its
  * `attempted_at`: when the answer was read, not when this close runs, which may gather answers
- * for a few ms), $6 the latest of those (the endpoints' last success), $7 that − 1 s, $8..$9 the rows' `created_at` bounds (the partition key: a plan made with them touches only the partitions the
+ * for a few ms), $6 the latest of those (the endpoints' last success), $7 that − 1 s, $8..$9 the
+ * rows' `created_at` bounds (the partition key: a plan made with them touches only the partitions the
  * rows are in, where one without them planned and probed every weekly partition for each row:
  * 0.55 ms of planning per call, against 0.22). By key: the rows by id (`d.id = ANY($1)` as well
  * as the join on the input, so the index condition starts with the key: without it, its one

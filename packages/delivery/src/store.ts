@@ -99,8 +99,8 @@ export function deliveredQuickly(sent: { status: number | null; latencyMs: numbe
 /**
  * The common outcome, delivered (deliveredQuickly), in one statement for any number of rows,
  * each under its own claim: each row closed under its claim, with its own answer time as its
- * `attempted_at`, and its endpoint's health recorded (recordHealth's rule). Answers the ids it closed; a row whose claim was lost meanwhile is not
- * among them.
+ * `attempted_at`, and its endpoint's health recorded (recordHealth's rule). Answers the ids it
+ * closed; a row whose claim was lost meanwhile is not among them.
  */
 export async function closeDelivered(
   db: Executor,

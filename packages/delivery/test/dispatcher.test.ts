@@ -1,6 +1,6 @@
 import { vetWebhookUrl, getMemberByEmail, inFlightKey, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
 import { Client } from 'pg';
-import { CLAIM_AHEAD_FRESH_MS, CLAIMS_AHEAD_PER_SLOT, ClaimsAhead, Dispatcher, PROBE_PAUSE_MAX_MS, attemptOne, PROBE_PAUSE_MS, SLOT_HANDOFF_MS, SLOT_KEEP_MS, WebhookTransport, acquireInFlightSlots, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome } from '../src';
+import { CLAIM_AHEAD_FRESH_MS, CLAIMS_AHEAD_PER_SLOT, ClaimsAhead, Dispatcher, PROBE_PAUSE_MAX_MS, PROBE_PAUSE_MS, SLOT_HANDOFF_MS, SLOT_KEEP_MS, WebhookTransport, acquireInFlightSlots, attemptOne, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome } from '../src';
 import { eq, inArray, sql, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
