@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -81,17 +81,22 @@ async function waitReady(url: string, timeoutMs: number, alive: () => boolean): 
 }
 
 /**
- * `npm run build` (tsc -b): the compiled row's JavaScript. Answers the seconds it took. A child
- * process awaited, not a synchronous one: the bench's own timers (the commit probe) go on meanwhile,
- * where a blocked event loop read as a commit stalled for the whole build.
+ * Runs a command to its end in a child process, awaited: the bench's own timers (the commit
+ * probe) go on meanwhile, where a synchronous child blocked the event loop and the probe read
+ * the wait as one commit stalled for all of it.
  */
+function runToEnd(command: string, args: string[], options: SpawnOptions): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const child = spawn(command, args, options);
+    child.on('error', reject);
+    child.on('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${path.basename(command)} ${args.join(' ')} ended with ${signal ?? `exit code ${code}`}`))));
+  });
+}
+
+/** `npm run build` (tsc -b): the compiled row's JavaScript. Answers the seconds it took. */
 export async function buildDist(): Promise<number> {
   const t = Date.now();
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-    child.on('error', reject);
-    child.on('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`npm run build ended with ${signal ?? `exit code ${code}`}`))));
-  });
+  await runToEnd('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   return (Date.now() - t) / 1000;
 }
 
@@ -144,7 +149,7 @@ export async function startStack(mode: StackMode, opts: { databaseUrl: string; r
     // BENCH_CPU_PROF=<dir> profiles the compiled row's API and worker.
     const prof = profArgs();
     const dist = ['--conditions=teamchat-dist'];
-    execFileSync(process.execPath, [...dist, 'packages/db/dist/migrate-cli.js'], { cwd: ROOT, env, stdio: ['ignore', log, log] });
+    await runToEnd(process.execPath, [...dist, 'packages/db/dist/migrate-cli.js'], { cwd: ROOT, env, stdio: ['ignore', log, log] });
     spawnNode([...prof, ...dist, 'apps/api/dist/server.js']);
     spawnNode([...dist, 'apps/mcp/dist/server.js']);
     spawnNode([...prof, ...dist, 'apps/worker/dist/main.js']);
