@@ -363,14 +363,15 @@ export async function record(
 ): Promise<AttemptOutcome> {
   const { row, endpoint } = ctx;
   const receiverAnswered = options.receiverAnswered ?? true;
-  // The attempt's time (`attempted_at`): when its answer is recorded here, not when a shared close runs.
+  // The attempt's time (`attempted_at`, and the end of its end-to-end latency): when its answer
+  // is recorded here, not when a shared close runs.
   const now = deps.now();
   // The common case, delivered within the slow bar: no retry row, no disabling, no slow check
   // (isSlow needs a latency above the bar): one statement, shared with other rows answered meanwhile.
   if (receiverAnswered && deliveredQuickly(sent)) {
     const closed = await closerFor(deps, options.gathered ?? false).add({ deliveryId: row.id, createdAt: row.createdAt, claim, responseStatus: sent.status, latencyMs: sent.latencyMs, attemptedAt: now });
     if (!closed) return skip(row.id);
-    observeAttempt(deps, row, 'delivered', sent.latencyMs, deps.now());
+    observeAttempt(deps, row, 'delivered', sent.latencyMs, now);
     return done(row.id, 'delivered', sent.status, sent.latencyMs, null, null);
   }
   const ok = isSuccess(sent.status);

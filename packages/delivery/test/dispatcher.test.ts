@@ -1,4 +1,4 @@
-import { vetWebhookUrl, getMemberByEmail, inFlightKey, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
+import { vetWebhookUrl, createMetrics, getMemberByEmail, inFlightKey, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
 import { Client } from 'pg';
 import { CLAIM_AHEAD_FRESH_MS, CLAIMS_AHEAD_PER_SLOT, ClaimsAhead, Dispatcher, PROBE_PAUSE_MAX_MS, PROBE_PAUSE_MS, SLOT_HANDOFF_MS, SLOT_KEEP_MS, WebhookTransport, acquireInFlightSlots, attemptOne, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome } from '../src';
 import { eq, inArray, sql, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
@@ -613,6 +613,23 @@ test('a delivered row\'s attempted_at is when its answer was read, not when the 
   // The endpoint's last success is the later answer.
   const [endpoint] = await h.deps.database.db.select({ lastSuccessAt: webhookEndpoints.lastSuccessAt }).from(webhookEndpoints).where(eq(webhookEndpoints.id, ep.id));
   expect(endpoint.lastSuccessAt?.getTime()).toBe(answeredAt[1].getTime());
+});
+
+test('a delivered row\'s end-to-end latency (event committed → answered) ends at its answer, not at the gathered close after it', async () => {
+  const a = await messagingAccount(h);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/end-to-end'), events: ['message.posted'] });
+  const [row] = await pendingRows(a.accountId, ep.id, 1);
+  const claim = new Date(Date.now() + 15_000);
+  const ctx = (await claimAndReadDeliveries(h.deps.database.db, [row.id], new Date(), claim)).get(row.id)!;
+  // Answered 1 s after the event was committed; any later reading of the clock (the close's) a minute on.
+  const answeredAt = new Date(ctx.row.eventCreatedAt.getTime() + 1_000);
+  let reads = 0;
+  const metrics = createMetrics();
+  const outcome = await record({ ...h.deps, metrics, now: () => (reads++ === 0 ? answeredAt : new Date(answeredAt.getTime() + 60_000)) }, ctx, claim, { status: 200, latencyMs: 3, error: null }, { gathered: true });
+  expect(outcome).toMatchObject({ kind: 'done', status: 'delivered' });
+  const values = (await metrics.endToEndSeconds.get()).values;
+  expect(values.find((v) => v.metricName === 'teamchat_webhook_end_to_end_seconds_count')?.value).toBe(1);
+  expect(values.find((v) => v.metricName === 'teamchat_webhook_end_to_end_seconds_sum')?.value).toBeCloseTo(1, 3);
 });
 
 test('a slot freed by a quick 2xx with no row waiting is kept for the account\'s next row (which goes on it without asking Redis), then goes back to Redis; closing gives kept slots back at once', async () => {
