@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, isNull, lte, mirrorDeliveries, ne, mirrorLines, mirrors, or, sql, type Executor } from '@teamchat/db';
 import {
-  ACCOUNT_INACTIVE_RECHECK_MS, AppError, claimMs, dropQueued, FAILING_AFTER_MS, getAccount, newId, notifyAccountAdmins, packMessages, retryAfterMs, retryDelayAfter,
+  ACCOUNT_INACTIVE_RECHECK_MS, AppError, claimMs, dropQueued, failingAfter, getAccount, newId, notifyAccountAdmins, packMessages, retryAfterMs, retryDelayAfter,
   urlOrigin, vetWebhookUrl, type Deps, type MirrorDeliveryRow, type MirrorDisabledReason, type MirrorFormat, type MirrorRow,
 } from '@teamchat/core';
 import { acquireInFlightSlot } from './in-flight';
@@ -172,7 +172,7 @@ export async function deliverMirrorMessage(
   const error = answerError(sent.status, sent.error);
   let disable: MirrorDisabledReason | null = null;
   if (!ok && sent.status === 410 && mirror.enabled) disable = 'gone';
-  else if (!ok && mirror.enabled && mirror.failingSince && now.getTime() - mirror.failingSince.getTime() >= FAILING_AFTER_MS) disable = 'failing';
+  else if (!ok && failingAfter(mirror, now)) disable = 'failing';
   let status: string;
   let retryAt: Date | null = null;
   if (ok) status = 'delivered';

@@ -1,3 +1,4 @@
+import { recordSuccessesSql } from '@teamchat/core';
 import { statement } from '@teamchat/db';
 
 /**
@@ -185,14 +186,12 @@ export const CLAIM_AND_READ = statement<ClaimedRead>('webhook_claim_and_read', `
  * The common outcome in one statement: 2xx answers within the slow bar close their rows
  * `delivered` under their claims (the fence: each row still open, still claimed by us, with the
  * claim it was attempted under: rows of one round may come from batches with different claims)
- * and, only for the rows it closed, record each endpoint's health once (skipped when nothing
- * changes much, as recordHealth does). The endpoint rows are locked in id order: rounds close
- * concurrently (a round gives its slots back before it records), and two closes that locked
- * their endpoints in different orders deadlocked under load (PostgreSQL then aborts one).
- * One row for a single attempt, several for a batch round.
+ * and, only for the rows it closed, record each endpoint's health once (recordSuccessesSql, the
+ * rule a single attempt's recordHealth runs too; rounds close concurrently, since a round gives
+ * its slots back before it records). One row for a single attempt, several for a batch round.
  * $1 ids, $2 claims, $3 status codes, $4 latencies ms, $5 each row's answer time (its
  * `attempted_at`: when the answer was read, not when this close runs, which may gather answers
- * for a few ms), $6 the latest of those (the endpoints' last success), $7 that − 1 s, $8..$9 the
+ * for a few ms), $6 the latest of those (the endpoints' last success), $7..$8 the
  * rows' `created_at` bounds (the partition key: a plan made with them touches only the partitions the
  * rows are in, where one without them planned and probed every weekly partition for each row:
  * 0.55 ms of planning per call, against 0.22). By key: the rows by id (`d.id = ANY($1)` as well
@@ -208,20 +207,9 @@ export const CLOSE_DELIVERED = statement<{ ids: string[] }>('webhook_close_deliv
        SET status = 'delivered', response_status = i.response_status, latency_ms = i.latency_ms, error = NULL,
            attempted_at = i.attempted_at, claimed_until = NULL, next_retry_at = NULL
       FROM input i
-     WHERE d.id = ANY($1::text[]) AND d.id = i.id AND d.created_at >= $8 AND d.created_at < $9 AND d.claimed_until = i.claim AND (d.status IN ('pending', 'retrying')) IS TRUE
+     WHERE d.id = ANY($1::text[]) AND d.id = i.id AND d.created_at >= $7 AND d.created_at < $8 AND d.claimed_until = i.claim AND (d.status IN ('pending', 'retrying')) IS TRUE
     RETURNING d.id, d.endpoint_id
-  ), locked AS (
-    SELECT w.id FROM webhook_endpoints w
-     WHERE w.id IN (SELECT endpoint_id FROM closed)
-       AND (w.failing_since IS NOT NULL OR w.last_success_at IS NULL OR w.last_success_at < $7)
-     ORDER BY w.id
-       FOR NO KEY UPDATE
-  ), health AS (
-    UPDATE webhook_endpoints w SET last_success_at = $6, failing_since = NULL
-      FROM locked l
-     WHERE w.id = l.id
-    RETURNING w.id
-  )
+  ), ${recordSuccessesSql('SELECT endpoint_id FROM closed', '$6::timestamptz')}
   SELECT COALESCE((SELECT array_agg(id) FROM closed), '{}'::text[]) AS ids, (SELECT count(*) FROM health)::int AS health`, { byKey: true });
 
 /**

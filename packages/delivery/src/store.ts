@@ -113,7 +113,7 @@ export async function closeDelivered(
   const now = new Date(latest);
   const params = [
     rows.map((x) => x.deliveryId), rows.map((x) => x.claim), rows.map((x) => x.responseStatus), rows.map((x) => x.latencyMs), rows.map((x) => x.attemptedAt),
-    now, new Date(now.getTime() - 1000),
+    now,
     ...createdBounds(rows.map((x) => x.createdAt)),
   ];
   // The attempts were made: their rows must be closed, or a single attempt would send them

@@ -1,4 +1,4 @@
-import { vetWebhookUrl, createMetrics, getMemberByEmail, inFlightKey, isRetryableConflict, newId, unitsKey } from '@teamchat/core';
+import { vetWebhookUrl, createMetrics, getMemberByEmail, inFlightKey, isRetryableConflict, newId, recordHealth, unitsKey } from '@teamchat/core';
 import { Client } from 'pg';
 import { CLAIM_AHEAD_FRESH_MS, CLAIMS_AHEAD_PER_SLOT, ClaimsAhead, Dispatcher, PROBE_PAUSE_MAX_MS, PROBE_PAUSE_MS, SLOT_HANDOFF_MS, SLOT_KEEP_MS, WebhookTransport, acquireInFlightSlots, attemptOne, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome } from '../src';
 import { eq, inArray, sql, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
@@ -613,6 +613,35 @@ test('a delivered row\'s attempted_at is when its answer was read, not when the 
   // The endpoint's last success is the later answer.
   const [endpoint] = await h.deps.database.db.select({ lastSuccessAt: webhookEndpoints.lastSuccessAt }).from(webhookEndpoints).where(eq(webhookEndpoints.id, ep.id));
   expect(endpoint.lastSuccessAt?.getTime()).toBe(answeredAt[1].getTime());
+});
+
+test('an endpoint\'s last success and last failure never move back, whichever writer records them (the batch close or a single attempt\'s recordHealth)', async () => {
+  const a = await messagingAccount(h);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/monotonic'), events: ['message.posted'] });
+  const [later, earlier] = await pendingRows(a.accountId, ep.id, 2);
+  const claim = new Date(Date.now() + 15_000);
+  const read = await claimAndReadDeliveries(h.deps.database.db, [later.id, earlier.id], new Date(), claim);
+  const laterAt = new Date(Date.now() - 10_000);
+  const earlierAt = new Date(Date.now() - 20_000);
+  const endpoint = async () => (await h.deps.database.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, ep.id)))[0];
+  // The later answer's close ends first; a failure streak then starts, so the earlier answer's
+  // close must write the endpoint (a success ends the streak) without moving its last success back.
+  await record({ ...h.deps, now: () => laterAt }, read.get(later.id)!, claim, { status: 200, latencyMs: 3, error: null }, { gathered: true });
+  expect((await endpoint()).lastSuccessAt?.getTime()).toBe(laterAt.getTime());
+  await h.deps.database.db.update(webhookEndpoints).set({ failingSince: new Date() }).where(eq(webhookEndpoints.id, ep.id));
+  await record({ ...h.deps, now: () => earlierAt }, read.get(earlier.id)!, claim, { status: 200, latencyMs: 3, error: null }, { gathered: true });
+  expect(await endpoint()).toMatchObject({ lastSuccessAt: laterAt, failingSince: null });
+  // The single attempt's writer follows the same rule.
+  await h.deps.database.db.update(webhookEndpoints).set({ failingSince: new Date() }).where(eq(webhookEndpoints.id, ep.id));
+  await recordHealth(h.deps.database.db, ep.id, true, earlierAt);
+  expect(await endpoint()).toMatchObject({ lastSuccessAt: laterAt, failingSince: null });
+  await recordHealth(h.deps.database.db, ep.id, true, new Date(laterAt.getTime() + 500));
+  expect((await endpoint()).lastSuccessAt?.getTime()).toBe(laterAt.getTime()); // within a second of the last: not rewritten
+  await recordHealth(h.deps.database.db, ep.id, true, new Date(laterAt.getTime() + 1_500));
+  expect((await endpoint()).lastSuccessAt?.getTime()).toBe(laterAt.getTime() + 1_500);
+  await recordHealth(h.deps.database.db, ep.id, false, laterAt);
+  await recordHealth(h.deps.database.db, ep.id, false, earlierAt);
+  expect(await endpoint()).toMatchObject({ lastFailureAt: laterAt, failingSince: laterAt });
 });
 
 test('a delivered row\'s end-to-end latency (event committed → answered) ends at its answer, not at the gathered close after it', async () => {

@@ -1,6 +1,6 @@
-import { and, eq, isNull, sql, webhookEndpoints, type Executor } from '@teamchat/db';
+import { and, eq, isNull, runStatement, sql, statement, webhookEndpoints, type Executor } from '@teamchat/db';
 import { FAILING_AFTER_MS, SLOW_MEDIAN_MS, SLOW_WINDOW } from './schedule';
-import { dropOpenDeliveries, type EndpointRow } from './rows';
+import { dropOpenDeliveries } from './rows';
 
 /**
  * The endpoint's health after an attempt, and the automatic disabling rules (spec: Webhook
@@ -10,22 +10,59 @@ import { dropOpenDeliveries, type EndpointRow } from './rows';
  */
 export type AutoDisableReason = 'gone' | 'failing' | 'slow';
 
-/** Whether this failure disables the endpoint for `failing` (judged before the attempt is recorded). */
-export function failingAfter(endpoint: EndpointRow, now: Date): boolean {
-  return endpoint.enabled && endpoint.failingSince !== null && now.getTime() - endpoint.failingSince.getTime() >= FAILING_AFTER_MS;
+/**
+ * Whether this failure disables the endpoint (or mirror) for `failing`, judged before the attempt
+ * is recorded: every attempt since `failingSince` (the first failure after the last success)
+ * failed, for FAILING_AFTER_MS or longer.
+ */
+export function failingAfter(target: { enabled: boolean; failingSince: Date | null }, now: Date): boolean {
+  return target.enabled && target.failingSince !== null && now.getTime() - target.failingSince.getTime() >= FAILING_AFTER_MS;
 }
 
+/** Successes closer together than this write an endpoint's health once: a busy endpoint's row is not rewritten per delivery. */
+export const SUCCESS_WRITE_EVERY_MS = 1000;
+
+/**
+ * The health a success records, as SQL common to every writer of it (a single attempt's
+ * recordHealth and the batch close, CLOSE_DELIVERED in packages/delivery): two CTEs, `locked`
+ * and `health`, over the endpoints `endpointIds` (a subquery of ids) answered at `at` (an SQL
+ * timestamptz). An endpoint is written only when its failure streak ends or its last success
+ * is SUCCESS_WRITE_EVERY_MS older than `at`; `last_success_at` never moves back (closes that
+ * gathered answers end in any order). The rows are locked in id order: closes run
+ * concurrently, and two that locked their endpoints in different orders deadlocked under load.
+ */
+export function recordSuccessesSql(endpointIds: string, at: string): string {
+  return `locked AS (
+    SELECT w.id FROM webhook_endpoints w
+     WHERE w.id IN (${endpointIds})
+       AND (w.failing_since IS NOT NULL OR w.last_success_at IS NULL
+            OR w.last_success_at < ${at} - make_interval(secs => ${SUCCESS_WRITE_EVERY_MS / 1000}))
+     ORDER BY w.id
+       FOR NO KEY UPDATE
+  ), health AS (
+    UPDATE webhook_endpoints w SET last_success_at = GREATEST(w.last_success_at, ${at}), failing_since = NULL
+      FROM locked l
+     WHERE w.id = l.id
+    RETURNING w.id
+  )`;
+}
+
+/** One attempt's success (recordSuccessesSql). $1 the endpoint, $2 the answer's time. */
+const RECORD_SUCCESS = statement<{ n: number }>('webhook_record_success', `
+  WITH ${recordSuccessesSql('SELECT $1::text', '$2::timestamptz')}
+  SELECT count(*)::int AS n FROM health`);
+
+/**
+ * The endpoint's health after an answered attempt: a success by recordSuccessesSql; a failure
+ * moves `last_failure_at` (never back) and starts the failure streak if none is running.
+ */
 export async function recordHealth(tx: Executor, endpointId: string, ok: boolean, now: Date): Promise<void> {
   if (ok) {
-    // Skip the write when nothing changes much, so a busy endpoint's row is not rewritten per delivery.
-    await tx
-      .update(webhookEndpoints)
-      .set({ lastSuccessAt: now, failingSince: null })
-      .where(and(eq(webhookEndpoints.id, endpointId), sql`(${webhookEndpoints.failingSince} IS NOT NULL OR ${webhookEndpoints.lastSuccessAt} IS NULL OR ${webhookEndpoints.lastSuccessAt} < ${new Date(now.getTime() - 1000)})`));
+    await runStatement(tx, RECORD_SUCCESS, [endpointId, now]);
   } else {
     await tx
       .update(webhookEndpoints)
-      .set({ lastFailureAt: now, failingSince: sql`COALESCE(${webhookEndpoints.failingSince}, ${now})` })
+      .set({ lastFailureAt: sql`GREATEST(${webhookEndpoints.lastFailureAt}, ${now})`, failingSince: sql`COALESCE(${webhookEndpoints.failingSince}, ${now})` })
       .where(eq(webhookEndpoints.id, endpointId));
   }
 }
