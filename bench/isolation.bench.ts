@@ -93,13 +93,13 @@ export default async function isolationBench(ctx: BenchContext): Promise<BenchRe
       // recorded (dispatch, send, record). The first starts at the event's created_at, the start of
       // the post's transaction, so it holds the post's own commit (its WAL flush), which B's latency
       // (from the API's 2xx) does not: its p99 can pass the row's p99 where commits stall.
-      const st = (await db.execute<{ relay_ms: number; after_ms: number | null }>(sql`
-        SELECT extract(epoch FROM e.relayed_at - e.created_at) * 1000 AS relay_ms, extract(epoch FROM d.attempted_at - d.created_at) * 1000 AS after_ms
+      const st = (await db.execute<{ post_to_written_ms: number; after_ms: number | null }>(sql`
+        SELECT extract(epoch FROM e.relayed_at - e.created_at) * 1000 AS post_to_written_ms, extract(epoch FROM d.attempted_at - d.created_at) * 1000 AS after_ms
           FROM events e JOIN webhook_deliveries d ON d.event_id = e.id AND d.attempt = 1
          WHERE e.account_id = ${b.accountId} AND e.created_at >= to_timestamp(${(t0 + WARMUP_S * 1000) / 1000})`)).rows;
-      const relay = st.map((x) => Number(x.relay_ms)).sort((x, y) => x - y);
+      const postToWritten = st.map((x) => Number(x.post_to_written_ms)).sort((x, y) => x - y);
       const after = st.filter((x) => x.after_ms !== null).map((x) => Number(x.after_ms)).sort((x, y) => x - y);
-      const stages = `post → written ${r1(pct(relay, 50))}/${r1(pct(relay, 99))}, written → recorded ${r1(pct(after, 50))}/${r1(pct(after, 99))}`;
+      const stages = `post → written ${r1(pct(postToWritten, 50))}/${r1(pct(postToWritten, 99))}, written → recorded ${r1(pct(after, 50))}/${r1(pct(after, 99))}`;
       return { lat: lat.sort((x, y) => x - y), missing: measured.size - lat.length, errors: run.errors, stages };
     };
 

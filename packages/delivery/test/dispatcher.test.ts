@@ -1,4 +1,4 @@
-import { vetWebhookUrl, createMetrics, getMemberByEmail, inFlightKey, isRetryableConflict, newId, recordHealth, unitsKey } from '@teamchat/core';
+import { vetWebhookUrl, createMetrics, getMemberByEmail, inFlightKey, isRetryableConflict, newId, recordHealth, SUCCESS_WRITE_EVERY_MS, unitsKey } from '@teamchat/core';
 import { Client } from 'pg';
 import { CLAIM_AHEAD_FRESH_MS, CLAIMS_AHEAD_PER_SLOT, ClaimsAhead, Dispatcher, PROBE_PAUSE_MAX_MS, PROBE_PAUSE_MS, SLOT_HANDOFF_MS, SLOT_KEEP_MS, WebhookTransport, acquireInFlightSlots, attemptOne, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome } from '../src';
 import { eq, inArray, sql, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
@@ -635,10 +635,12 @@ test('an endpoint\'s last success and last failure never move back, whichever wr
   await h.deps.database.db.update(webhookEndpoints).set({ failingSince: new Date() }).where(eq(webhookEndpoints.id, ep.id));
   await recordHealth(h.deps.database.db, ep.id, true, earlierAt);
   expect(await endpoint()).toMatchObject({ lastSuccessAt: laterAt, failingSince: null });
-  await recordHealth(h.deps.database.db, ep.id, true, new Date(laterAt.getTime() + 500));
-  expect((await endpoint()).lastSuccessAt?.getTime()).toBe(laterAt.getTime()); // within a second of the last: not rewritten
-  await recordHealth(h.deps.database.db, ep.id, true, new Date(laterAt.getTime() + 1_500));
-  expect((await endpoint()).lastSuccessAt?.getTime()).toBe(laterAt.getTime() + 1_500);
+  const soon = laterAt.getTime() + SUCCESS_WRITE_EVERY_MS / 2;
+  await recordHealth(h.deps.database.db, ep.id, true, new Date(soon));
+  expect((await endpoint()).lastSuccessAt?.getTime()).toBe(laterAt.getTime()); // closer than SUCCESS_WRITE_EVERY_MS to the last: not rewritten
+  const due = laterAt.getTime() + SUCCESS_WRITE_EVERY_MS * 1.5;
+  await recordHealth(h.deps.database.db, ep.id, true, new Date(due));
+  expect((await endpoint()).lastSuccessAt?.getTime()).toBe(due);
   await recordHealth(h.deps.database.db, ep.id, false, laterAt);
   await recordHealth(h.deps.database.db, ep.id, false, earlierAt);
   expect(await endpoint()).toMatchObject({ lastFailureAt: laterAt, failingSince: laterAt });
