@@ -38,6 +38,10 @@ export async function startHarness(overrides: Partial<Config> = {}, options: { p
       NODE_ENV: 'test', DATABASE_URL: testDatabaseUrl(), REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'silent',
       // Set by a test file that runs its tests on a Redis Cluster (test/cluster); empty: one Redis.
       REDIS_CLUSTER_NODES: process.env.TEST_REDIS_CLUSTER_NODES ?? '',
+      // A producer's Redis command gives up after 5 s here, not 1 s: on a loaded 2-core host the
+      // test process (or Redis) can stall past a second, and a command that timed out there fails
+      // tests that are not about Redis. A file that freezes Redis sets the default back.
+      REDIS_COMMAND_TIMEOUT_MS: '5000',
       // A file that includes another file's tests may raise their harness's statement bound (test/cluster).
       ...(process.env.TEST_HARNESS_DB_BOUND_MS ? { DB_STATEMENT_TIMEOUT_MS: process.env.TEST_HARNESS_DB_BOUND_MS } : {}),
     },

@@ -21,6 +21,7 @@ export function workerEnv(config: Readonly<Config>, extra: Record<string, string
     DATABASE_URL: config.databaseUrl,
     REDIS_URL: config.redisUrl,
     REDIS_PREFIX: config.redisPrefix,
+    REDIS_COMMAND_TIMEOUT_MS: String(config.redisCommandTimeoutMs),
     SECRETS_KEY: config.secretsKey,
     LOG_LEVEL: 'info',
     WEBHOOK_ALLOWED_HOSTS: config.webhookAllowedHosts.join(','),

@@ -5,6 +5,12 @@ import Joi from 'joi';
 import { PLAN_LIMITS, Plan, PlanLimits } from './plans';
 
 /**
+ * A producer's Redis command that gets no answer in this long (ms) fails, so a Redis that accepts
+ * connections but answers nothing cannot hang a request (docs/limits.md, 'When Redis is away').
+ */
+export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 1_000;
+
+/**
  * What a worker process runs (docs/operations.md "Worker roles"): `all` the whole engine; `new`
  * the relay and the fan-out, so new events' first attempts; `due` everything that falls due
  * later (retries, rows left waiting, the sweep, maintenance, mirrors, background jobs).
@@ -23,6 +29,11 @@ export interface Config {
    * redisUrl. On a cluster every key is named with a hash tag (redis-keys.ts).
    */
   redisClusterNodes: ReadonlyArray<{ host: string; port: number }>;
+  /**
+   * A producer connection's command that gets no answer in this long (ms) fails, and Redis counts
+   * as away (REDIS_COMMAND_TIMEOUT_MS, default 1,000; docs/limits.md "How 'away' is decided").
+   */
+  redisCommandTimeoutMs: number;
   /**
    * `session` (default): each pooled connection is the application's for its life (direct to
    * PostgreSQL, or PgBouncer in session mode). `transaction`: PgBouncer in transaction mode, so no
@@ -112,6 +123,7 @@ const schema = Joi.object({
   NODE_ENV: Joi.string().valid('development', 'production', 'test').default('development'),
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).default('postgres://postgres@127.0.0.1:5432/teamchat'),
   REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
+  REDIS_COMMAND_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(DEFAULT_REDIS_COMMAND_TIMEOUT_MS),
   REDIS_CLUSTER_NODES: Joi.string().pattern(/^\s*[A-Za-z0-9.-]+:\d{1,5}\s*(,\s*[A-Za-z0-9.-]+:\d{1,5}\s*)*$/).allow('').default(''),
   DATABASE_POOL_MODE: Joi.string().valid('session', 'transaction').default('session'),
   DATABASE_DIRECT_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).allow(''),
@@ -215,6 +227,7 @@ export function loadConfig(
     databaseUrl: value.DATABASE_URL,
     redisUrl: value.REDIS_URL,
     redisClusterNodes: parseClusterNodes(value.REDIS_CLUSTER_NODES),
+    redisCommandTimeoutMs: value.REDIS_COMMAND_TIMEOUT_MS,
     databasePoolMode: value.DATABASE_POOL_MODE,
     databaseDirectUrl: value.DATABASE_DIRECT_URL || null,
     apiPort: value.API_PORT,

@@ -1,32 +1,28 @@
 import type { Socket } from 'node:net';
 import Redis, { Cluster, RedisOptions } from 'ioredis';
-import type { Config } from './config';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS, type Config } from './config';
 
 /** One Redis or a Redis Cluster (REDIS_CLUSTER_NODES); every key is named by redis-keys.ts. */
 export type RedisClient = Redis | Cluster;
 
 /**
- * A producer's command that gets no answer in this long (ms) fails, so a Redis that accepts
- * connections but answers nothing cannot hang a request (docs/limits.md, 'When Redis is away').
- */
-export const PRODUCER_COMMAND_TIMEOUT_MS = 1_000;
-
-/**
  * Redis connections. Producers (the API) fail fast instead of queueing commands while Redis is
- * away, and give up on a command after PRODUCER_COMMAND_TIMEOUT_MS; workers wait for it (BullMQ
- * requires maxRetriesPerRequest: null for blocking commands).
+ * away, and give up on a command after `commandTimeoutMs` (REDIS_COMMAND_TIMEOUT_MS); workers
+ * wait for it (BullMQ requires maxRetriesPerRequest: null for blocking commands).
  */
-export function createRedis(url: string, role: 'producer' | 'worker', extra: RedisOptions = {}): Redis {
-  const redis = new Redis(url, { ...roleOptions(role), ...extra });
+export function createRedis(
+  url: string, role: 'producer' | 'worker', extra: RedisOptions = {}, commandTimeoutMs = DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
+): Redis {
+  const redis = new Redis(url, { ...roleOptions(role, commandTimeoutMs), ...extra });
   if (role === 'producer') coalesceWrites(redis);
   // Without a listener an unreachable Redis would crash the process with an unhandled 'error'.
   redis.on('error', () => undefined);
   return redis;
 }
 
-function roleOptions(role: 'producer' | 'worker'): RedisOptions {
+function roleOptions(role: 'producer' | 'worker', commandTimeoutMs: number): RedisOptions {
   return role === 'producer'
-    ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS }
+    ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: commandTimeoutMs }
     : { maxRetriesPerRequest: null };
 }
 
@@ -37,11 +33,13 @@ function roleOptions(role: 'producer' | 'worker'): RedisOptions {
  * are the same either way; on a cluster they apply to each node's connection, and the producer
  * also refuses commands while the cluster is not ready.
  */
-export function createRedisFor(config: Pick<Config, 'redisUrl' | 'redisClusterNodes'>, role: 'producer' | 'worker'): RedisClient {
-  if (config.redisClusterNodes.length === 0) return createRedis(config.redisUrl, role);
+export function createRedisFor(
+  config: Pick<Config, 'redisUrl' | 'redisClusterNodes' | 'redisCommandTimeoutMs'>, role: 'producer' | 'worker',
+): RedisClient {
+  if (config.redisClusterNodes.length === 0) return createRedis(config.redisUrl, role, {}, config.redisCommandTimeoutMs);
   const cluster = new Cluster(config.redisClusterNodes.map((n) => ({ host: n.host, port: n.port })), {
     enableOfflineQueue: role === 'worker',
-    redisOptions: roleOptions(role),
+    redisOptions: roleOptions(role, config.redisCommandTimeoutMs),
     // A cluster whose nodes are all away is tried again every second, like one Redis (ioredis' default gives up on none).
     clusterRetryStrategy: () => 1000,
   });

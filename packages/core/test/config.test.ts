@@ -1,4 +1,6 @@
+import type Redis from 'ioredis';
 import { ConfigError, listenDatabaseUrl, loadConfig } from '../src/config';
+import { createRedisFor } from '../src/redis';
 
 const KEY = 'ab'.repeat(32);
 
@@ -32,6 +34,23 @@ describe('config is validated once, at boot (README: Configuration)', () => {
     expect(listenDatabaseUrl(direct)).toBe('postgres://app@db:5432/teamchat');
     expect(() => loadConfig({ SECRETS_KEY: KEY, REDIS_CLUSTER_NODES: 'redis://a:1' })).toThrow(/REDIS_CLUSTER_NODES/);
     expect(() => loadConfig({ SECRETS_KEY: KEY, DATABASE_POOL_MODE: 'statement' })).toThrow(/DATABASE_POOL_MODE/);
+  });
+
+  test('REDIS_COMMAND_TIMEOUT_MS: 1,000 by default, 100-60,000, given to the producer connection only (docs/limits.md "How \'away\' is decided")', () => {
+    expect(loadConfig({ SECRETS_KEY: KEY }).redisCommandTimeoutMs).toBe(1_000);
+    const c = loadConfig({ SECRETS_KEY: KEY, REDIS_COMMAND_TIMEOUT_MS: '2500', REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(c.redisCommandTimeoutMs).toBe(2_500);
+    const producer = createRedisFor(c, 'producer');
+    const worker = createRedisFor(c, 'worker');
+    try {
+      expect((producer as Redis).options.commandTimeout).toBe(2_500);
+      expect((worker as Redis).options.commandTimeout).toBeUndefined();
+    } finally {
+      producer.disconnect();
+      worker.disconnect();
+    }
+    expect(() => loadConfig({ SECRETS_KEY: KEY, REDIS_COMMAND_TIMEOUT_MS: '50' })).toThrow(/REDIS_COMMAND_TIMEOUT_MS/);
+    expect(() => loadConfig({ SECRETS_KEY: KEY, REDIS_COMMAND_TIMEOUT_MS: 'soon' })).toThrow(/REDIS_COMMAND_TIMEOUT_MS/);
   });
 
   test('WORKER_ROLE: all by default, new or due (docs/operations.md "Worker roles"), nothing else', () => {

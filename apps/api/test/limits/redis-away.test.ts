@@ -10,7 +10,9 @@
 import { Writable } from 'node:stream';
 import request from 'supertest';
 import winston from 'winston';
-import { createLogger, degradedDecisionCounts, randomToken, unitUsage, waitReady, type DegradedDecision } from '@teamchat/core';
+import {
+  createLogger, degradedDecisionCounts, DEFAULT_REDIS_COMMAND_TIMEOUT_MS, randomToken, unitUsage, waitReady, type DegradedDecision,
+} from '@teamchat/core';
 import { createApp } from '../../src/app';
 import {
   bearer, newAccount, newKey, signInWeb, startHarness, UNLIMITED_PLANS, PASSWORD, type Harness,
@@ -26,8 +28,10 @@ let h2: Harness;
 beforeAll(async () => {
   server = await testRedisServer();
   const redisPrefix = `test-away-${randomToken(8)}`;
-  h = await startHarness({ redisUrl: server.url, redisPrefix, planLimits });
-  h2 = await startHarness({ redisUrl: server.url, redisPrefix, planLimits });
+  // The service's own command timeout (the harness raises it): a frozen Redis must cost 1 s.
+  const redisCommandTimeoutMs = DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
+  h = await startHarness({ redisUrl: server.url, redisPrefix, planLimits, redisCommandTimeoutMs });
+  h2 = await startHarness({ redisUrl: server.url, redisPrefix, planLimits, redisCommandTimeoutMs });
 });
 afterAll(async () => {
   await h?.close();
