@@ -3,6 +3,7 @@ import request from 'supertest';
 import { startWorker, type RunningWorker } from '../../worker/src/worker';
 import { addPerson, bearer, newAccount, newKey, signInWeb } from '../../../test/support/harness';
 import { startReceiver, type Receiver } from '../../../test/support/https-receiver';
+import { jobTrace } from '../../../test/support/job-trace';
 import { byType, eventsOf } from '../../../test/support/messaging';
 import { ALL_EVENTS, createEndpointRow, eventually, webhookConfig } from '../../../test/support/webhooks';
 import { call, startMcpHarness, type McpHarness } from './support';
@@ -118,10 +119,15 @@ describe('a delete through MCP (confirmation_required with the approval_url; not
 
     const { agent, csrf } = await signInWeb(h, s.acct.owner.email);
     const approved = await agent.post(`${new URL(url).pathname}/approve`).set('X-CSRF-Token', csrf).expect(202);
+    let seen: unknown = null;
     const job = await eventually(async () => {
       const j = ok(await call(s.client, 'get_job', { job_id: approved.body.job_id }));
+      seen = j;
       return j.status === 'succeeded' || j.status === 'failed' ? j : null;
-    }, 20_000, 'the delete job');
+    }, 20_000, 'the delete job').catch(async (err: Error) => {
+      // Says why: never enqueued, waiting for a retry's backoff, or still running.
+      throw new Error(`${err.message}; get_job last answered ${JSON.stringify(seen)}; ${await jobTrace(h.deps, approved.body.job_id)}`);
+    });
     expect(job).toMatchObject({ id: approved.body.job_id, status: 'succeeded' });
     expect(job).toEqual((await s.rest.get(`/jobs/${approved.body.job_id}`).expect(200)).body);
     expect((await s.rest.get(`/channels/${s.channelId}/messages`).expect(200)).body.data).toHaveLength(0);
