@@ -75,8 +75,17 @@ export async function endpointRow(h: Harness, endpointId: string) {
   return row;
 }
 
-/** Polls `check` until it returns a truthy value (or throws after `timeoutMs`). */
-export async function eventually<T>(check: () => Promise<T | null | undefined | false>, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+/**
+ * Polls `check` until it returns a truthy value (or throws after `timeoutMs`). `explain`, if
+ * given, is asked once on the timeout for what the state is then, and its answer goes in the
+ * error: a failure then says why it waited in vain, not only that it did.
+ */
+export async function eventually<T>(
+  check: () => Promise<T | null | undefined | false>,
+  timeoutMs = 20_000,
+  what = 'condition',
+  explain?: () => Promise<string>,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -86,7 +95,10 @@ export async function eventually<T>(check: () => Promise<T | null | undefined | 
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    if (Date.now() > deadline) {
+      const state = explain ? `; ${await explain().catch((err: Error) => `(explaining failed: ${err.message})`)}` : '';
+      throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}${state}`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -119,15 +119,13 @@ describe('a delete through MCP (confirmation_required with the approval_url; not
 
     const { agent, csrf } = await signInWeb(h, s.acct.owner.email);
     const approved = await agent.post(`${new URL(url).pathname}/approve`).set('X-CSRF-Token', csrf).expect(202);
-    let seen: unknown = null;
+    const getJob = async () => ok(await call(s.client, 'get_job', { job_id: approved.body.job_id }));
     const job = await eventually(async () => {
-      const j = ok(await call(s.client, 'get_job', { job_id: approved.body.job_id }));
-      seen = j;
+      const j = await getJob();
       return j.status === 'succeeded' || j.status === 'failed' ? j : null;
-    }, 20_000, 'the delete job').catch(async (err: Error) => {
+    }, 20_000, 'the delete job', async () =>
       // Says why: never enqueued, waiting for a retry's backoff, or still running.
-      throw new Error(`${err.message}; get_job last answered ${JSON.stringify(seen)}; ${await jobTrace(h.deps, approved.body.job_id)}`);
-    });
+      `get_job answers ${JSON.stringify(await getJob())}; ${await jobTrace(h.deps, approved.body.job_id)}`);
     expect(job).toMatchObject({ id: approved.body.job_id, status: 'succeeded' });
     expect(job).toEqual((await s.rest.get(`/jobs/${approved.body.job_id}`).expect(200)).body);
     expect((await s.rest.get(`/channels/${s.channelId}/messages`).expect(200)).body.data).toHaveLength(0);

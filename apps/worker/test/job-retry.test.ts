@@ -47,6 +47,19 @@ describe('jobs (docs/api.md "Jobs"): a job failing with anything but a domain er
     expect(flakyRuns.get(job.id)).toBe(1);
   });
 
+  test('a job added to the queue twice (the approval\'s add that timed out, then the maintenance pass\'s) runs once (docs/limits.md)', async () => {
+    const a = await newAccount(h);
+    const key = await newKey(h, a.accountId, a.owner.email, ['account:manage']);
+    const job = await createJob(h.deps.database.db, { accountId: a.accountId, type: flakyJob.type, payload: { fail: 0 } });
+    await Promise.all([h.deps.jobQueue.enqueue(job.id), h.deps.jobQueue.enqueue(job.id)]);
+    await h.deps.jobQueue.enqueue(job.id);
+    const body = await waitFinished(a.accountId, key, job.id);
+    expect(body).toMatchObject({ status: 'succeeded', result: { runs: 1 }, error: null });
+    await h.deps.jobQueue.enqueue(job.id); // once finished: BullMQ still holds it, so this add is ignored too
+    await new Promise((r) => setTimeout(r, 500));
+    expect(flakyRuns.get(job.id)).toBe(1);
+  });
+
   test('only when the attempts are spent is the job failed', async () => {
     const a = await newAccount(h);
     const key = await newKey(h, a.accountId, a.owner.email, ['account:manage']);
