@@ -42,7 +42,13 @@ test('two relays: exactly one holds the lease and hands events over; when it sto
   await eventually(async () => {
     const js = await jobEvents();
     return ids.every((id) => js.includes(id));
-  }, 5_000, 'the events in fan-out jobs');
+  }, 5_000, 'the events in fan-out jobs', async () => {
+    // Says why: no relay leading, the events relayed by something else, or their jobs in another state.
+    const jobs = await queues.fanout.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed', 'paused']);
+    const states = await Promise.all(jobs.map(async (j) => `${await j.getState()}: ${(j.data.eventIds ?? [j.data.eventId]).join(',')}`));
+    const events = (await eventsOf(h, a.accountId)).map((e) => `${e.id} relayed ${e.relayedAt?.toISOString() ?? 'no'}`);
+    return `leading: one ${one.leading()}, two ${two.leading()}; events ${events.join('; ')}; fan-out jobs ${states.join(' | ') || 'none'}`;
+  });
   // Each event is in exactly one job: one relay cut the batches.
   const handed = await jobEvents();
   for (const id of ids) expect(handed.filter((x) => x === id)).toHaveLength(1);
