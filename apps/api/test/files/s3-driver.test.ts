@@ -45,8 +45,8 @@ describe('S3 driver (FILES_DRIVER=s3) against s3rver', () => {
     await store.delete(key);
     expect(await store.head(key)).toBeNull();
     expect(await store.get(key)).toBeNull();
-    // The refused puts are the caller's errors, logged by the caller as JSON: the SDK itself
-    // writes no plain-text line (it warns on console about a failed streamed request by default).
+    // The refused puts are the caller's errors: the SDK itself writes no plain-text line (by
+    // default it warns on console about a failed streamed request).
     const spies = (['log', 'info', 'warn', 'error'] as const).map((m) => jest.spyOn(console, m));
     try {
       await expect(store.put(key, Readable.from([Buffer.alloc(10)]), 11)).rejects.toThrow(/expected 11 bytes, received 10/);

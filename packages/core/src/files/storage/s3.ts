@@ -6,12 +6,12 @@ import { exactLength } from './local';
 import type { FileStore, PresignInput, UploadTarget } from './store';
 
 /**
- * The SDK's own log. With none given, the SDK writes some warnings straight to `console` (a
- * streamed PUT that fails: "An error was encountered in a non-retryable streaming request"),
- * a plain-text line among the service's JSON logs. Every such failure reaches the caller as the
- * `put`'s error, which the service answers and logs itself, so the SDK's copy is dropped.
+ * The SDK's own log, dropped. With no logger given, the SDK writes some warnings straight to
+ * `console` (a streamed PUT that fails: "An error was encountered in a non-retryable streaming
+ * request"), a plain-text line among the service's JSON logs. Every such failure reaches the
+ * caller as the `put`'s error, so the SDK's copy says nothing the caller cannot.
  */
-const SDK_LOGGER = { trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+const SILENT_SDK_LOGGER = { trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
 const missing = (err: unknown) => {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
@@ -39,7 +39,7 @@ export class S3FileStore implements FileStore {
       ...(config.s3Endpoint ? { endpoint: config.s3Endpoint, forcePathStyle: true } : {}),
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
-      logger: SDK_LOGGER,
+      logger: SILENT_SDK_LOGGER,
     });
   }
 
