@@ -3,6 +3,7 @@ import { createJob, registeredJobTypes } from '@teamchat/core';
 import { startWorker, type RunningWorker } from '@teamchat/worker/src/worker';
 import { flakyJob, flakyRuns, refusingJob } from '../../../test/support/jobs';
 import { bearer, newAccount, newKey, startHarness, type Harness } from '../../../test/support/harness';
+import { eventually } from '../../../test/support/webhooks';
 
 let h: Harness;
 let worker: RunningWorker;
@@ -55,8 +56,14 @@ describe('jobs (docs/api.md "Jobs"): a job failing with anything but a domain er
     await h.deps.jobQueue.enqueue(job.id);
     const body = await waitFinished(a.accountId, key, job.id);
     expect(body).toMatchObject({ status: 'succeeded', result: { runs: 1 }, error: null });
-    await h.deps.jobQueue.enqueue(job.id); // once finished: BullMQ still holds it, so this add is ignored too
-    await new Promise((r) => setTimeout(r, 500));
+    // Once finished, BullMQ still holds the job (removeOnComplete keeps the last 1,000), so an add
+    // is ignored too: the job stays completed instead of waiting to run again.
+    const queued = () => h.deps.jobQueue.queue.getJob(job.id);
+    await eventually(async () => (await (await queued())?.getState()) === 'completed', 5_000, 'BullMQ to mark the job completed');
+    const finishedAt = (await queued())!.finishedOn;
+    await h.deps.jobQueue.enqueue(job.id);
+    expect(await (await queued())!.getState()).toBe('completed');
+    expect((await queued())!.finishedOn).toBe(finishedAt);
     expect(flakyRuns.get(job.id)).toBe(1);
   });
 

@@ -22,6 +22,22 @@ afterAll(async () => {
   await h.close();
 });
 
+type Queues = ReturnType<typeof webhookQueuesFor>;
+type FanOutJob = Awaited<ReturnType<Queues['fanout']['getJobs']>>[number];
+const eventIdsOf = (j: FanOutJob) => j.data.eventIds ?? [j.data.eventId];
+/** The events in fan-out jobs still to run (no fan-out worker runs here: they stay). */
+const jobEvents = async (queues: Queues) => (await queues.fanout.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).flatMap(eventIdsOf);
+/**
+ * Why a wait for events in fan-out jobs ended in vain: which relays lead, whether the account's
+ * events were relayed by something else, and every fan-out job in any state.
+ */
+const explainHandOver = (queues: Queues, accountId: string, leaders: () => string) => async () => {
+  const jobs = await queues.fanout.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed', 'paused']);
+  const states = await Promise.all(jobs.map(async (j) => `${await j.getState()}: ${eventIdsOf(j).join(',')}`));
+  const events = (await eventsOf(h, accountId)).map((e) => `${e.id} relayed ${e.relayedAt?.toISOString() ?? 'no'}`);
+  return `leading: ${leaders()}; events ${events.join('; ')}; fan-out jobs ${states.join(' | ') || 'none'}`;
+};
+
 test('two relays: exactly one holds the lease and hands events over; when it stops, the other takes over', async () => {
   const a = await messagingAccount(h);
   const ch = await makeChannel(a.ownerApi);
@@ -36,21 +52,15 @@ test('two relays: exactly one holds the lease and hands events over; when it sto
   await new Promise((r) => setTimeout(r, 1_500)); // renewals: still exactly one
   expect([one.leading(), two.leading()].filter(Boolean)).toHaveLength(1);
 
-  const jobEvents = async () => (await queues.fanout.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).flatMap((j) => j.data.eventIds ?? [j.data.eventId]);
+  const explain = explainHandOver(queues, a.accountId, () => `one ${one.leading()}, two ${two.leading()}`);
   await post(a.ownerApi, ch, { text: 'handed over by the leader' });
   const ids = (await eventsOf(h, a.accountId)).map((e) => e.id);
   await eventually(async () => {
-    const js = await jobEvents();
+    const js = await jobEvents(queues);
     return ids.every((id) => js.includes(id));
-  }, 5_000, 'the events in fan-out jobs', async () => {
-    // Says why: no relay leading, the events relayed by something else, or their jobs in another state.
-    const jobs = await queues.fanout.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed', 'paused']);
-    const states = await Promise.all(jobs.map(async (j) => `${await j.getState()}: ${(j.data.eventIds ?? [j.data.eventId]).join(',')}`));
-    const events = (await eventsOf(h, a.accountId)).map((e) => `${e.id} relayed ${e.relayedAt?.toISOString() ?? 'no'}`);
-    return `leading: one ${one.leading()}, two ${two.leading()}; events ${events.join('; ')}; fan-out jobs ${states.join(' | ') || 'none'}`;
-  });
+  }, 5_000, 'the events in fan-out jobs', explain);
   // Each event is in exactly one job: one relay cut the batches.
-  const handed = await jobEvents();
+  const handed = await jobEvents(queues);
   for (const id of ids) expect(handed.filter((x) => x === id)).toHaveLength(1);
 
   const leader = one.leading() ? one : two;
@@ -60,9 +70,9 @@ test('two relays: exactly one holds the lease and hands events over; when it sto
   await post(a.ownerApi, ch, { text: 'handed over by the new leader' });
   const later = (await eventsOf(h, a.accountId)).map((e) => e.id).filter((id) => !ids.includes(id));
   await eventually(async () => {
-    const js = await jobEvents();
+    const js = await jobEvents(queues);
     return later.every((id) => js.includes(id));
-  }, 5_000, 'the new events in fan-out jobs');
+  }, 5_000, 'the new events in fan-out jobs', explain);
 });
 
 test('a backlog larger than the relay\'s window: every event handed over exactly once, including one committed after events with a higher seq', async () => {
@@ -74,7 +84,7 @@ test('a backlog larger than the relay\'s window: every event handed over exactly
   // the relay can only go on with its cursor (rows after the highest seq it handed over).
   const relay = startRelay(h.deps, queues, { accountIds: [a.accountId], pollMs: 10, batch: 3 });
   relays.push(relay);
-  const jobEvents = async () => (await queues.fanout.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).flatMap((j) => j.data.eventIds ?? [j.data.eventId]);
+  const explain = explainHandOver(queues, a.accountId, () => `the relay ${relay.leading()}`);
 
   // An event whose transaction takes its seq now and commits last.
   const late = new Client({ connectionString: h.deps.config.databaseUrl });
@@ -87,16 +97,16 @@ test('a backlog larger than the relay\'s window: every event handed over exactly
     const ids = (await eventsOf(h, a.accountId)).map((e) => e.id);
     expect(ids.length).toBeGreaterThanOrEqual(10); // and the channel's own event
     await eventually(async () => {
-      const js = await jobEvents();
+      const js = await jobEvents(queues);
       return ids.every((id) => js.includes(id));
-    }, 5_000, 'the backlog in fan-out jobs');
+    }, 5_000, 'the backlog in fan-out jobs', explain);
     await late.query('COMMIT');
   } finally {
     await late.end();
   }
-  await eventually(async () => (await jobEvents()).includes(lateId), 5_000, 'the late commit in a fan-out job');
+  await eventually(async () => (await jobEvents(queues)).includes(lateId), 5_000, 'the late commit in a fan-out job', explain);
   await new Promise((r) => setTimeout(r, 600)); // a few more full scans: nothing handed over twice
-  const handed = await jobEvents();
+  const handed = await jobEvents(queues);
   const all = (await eventsOf(h, a.accountId)).map((e) => e.id);
   expect(all).toContain(lateId);
   for (const id of all) expect(handed.filter((x) => x === id)).toHaveLength(1);
@@ -112,12 +122,11 @@ test('a commit of outbox rows wakes the relay at once (LISTEN/NOTIFY): with its 
   relays.push(relay);
   await eventually(async () => relay.leading(), 5_000, 'the relay to lead');
   await new Promise((r) => setTimeout(r, 300)); // its first scan is done; the next poll is a minute away
-  const jobEvents = async () => (await queues.fanout.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).flatMap((j) => j.data.eventIds ?? [j.data.eventId]);
   const before = new Set((await eventsOf(h, a.accountId)).map((e) => e.id));
   const postedAt = Date.now();
   await post(a.ownerApi, ch, { text: 'wake the relay' });
   const [id] = (await eventsOf(h, a.accountId)).map((e) => e.id).filter((x) => !before.has(x));
-  await eventually(async () => (await jobEvents()).includes(id), 5_000, 'the event in a fan-out job');
+  await eventually(async () => (await jobEvents(queues)).includes(id), 5_000, 'the event in a fan-out job');
   expect(Date.now() - postedAt).toBeLessThan(1_000);
   await relay.stop();
 });
@@ -132,7 +141,6 @@ test('latency first at low load: a caught-up relay fans a small scan out itself 
     here.push(ids);
     await fanOutEvents(h.deps, ids);
   };
-  const jobEvents = async () => (await queues.fanout.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).flatMap((j) => j.data.eventIds ?? [j.data.eventId]);
   const relay = startRelay(h.deps, queues, { accountIds: [a.accountId], pollMs: 10, fanOutHere });
   relays.push(relay);
   await eventually(async () => relay.leading(), 5_000, 'the relay to lead');
@@ -145,7 +153,7 @@ test('latency first at low load: a caught-up relay fans a small scan out itself 
     async () => (await h.deps.database.pool.query('SELECT relayed_at FROM events WHERE id = $1', [id])).rows[0].relayed_at !== null,
     5_000, 'the fan-out write to mark the event relayed',
   );
-  expect(await jobEvents()).not.toContain(id);
+  expect(await jobEvents(queues)).not.toContain(id);
   await relay.stop();
 
   // A backlog larger than the relay's window (3 rows here): fan-out jobs, shared by every worker process.
@@ -156,6 +164,6 @@ test('latency first at low load: a caught-up relay fans a small scan out itself 
   here.length = 0;
   const relay2 = startRelay(h.deps, queues, { accountIds: [a.accountId], pollMs: 10, batch: 3, fanOutHere });
   relays.push(relay2);
-  await eventually(async () => (await jobEvents()).some((x) => backlog.includes(x)), 5_000, 'part of the backlog in fan-out jobs');
+  await eventually(async () => (await jobEvents(queues)).some((x) => backlog.includes(x)), 5_000, 'part of the backlog in fan-out jobs');
   await relay2.stop();
 });
