@@ -313,6 +313,32 @@ test('in-flight slots are shared fairly between worker processes: a lone process
   await a4.release();
 });
 
+test('a process that holds slots of an account counts in its share without asking again: the share does not flip while its slots go from row to row', async () => {
+  const a = await messagingAccount(h); // cap 4
+  const want = new Map([[a.accountId, 4]]);
+  const a1 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
+  const b1 = await acquireInFlightSlots(h.deps, want, 30_000, 'procB');
+  await a1.release();
+  const a2 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
+  const b2 = await acquireInFlightSlots(h.deps, want, 30_000, 'procB');
+  expect([a2.count(a.accountId), b2.count(a.accountId)]).toEqual([2, 2]);
+  // B hands its two slots from row to row (dispatcher.ts handOff) and asks Redis for nothing;
+  // its last ask is older than 100 ms. A's next ask still finds B busy: A's share stays 2, so A
+  // does not claim rows for four slots and then find only two.
+  await new Promise((r) => setTimeout(r, 150));
+  await a2.release();
+  const a3 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
+  expect(a3.count(a.accountId)).toBe(2);
+  expect(a3.shares.get(a.accountId)).toBe(2);
+  // Once B's slots are back and its last ask is old, A gets the whole cap.
+  await Promise.all([a3.release(), b1.release(), b2.release()]);
+  await new Promise((r) => setTimeout(r, 150));
+  const a4 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
+  expect(a4.count(a.accountId)).toBe(4);
+  expect(a4.shares.get(a.accountId)).toBe(4);
+  await a4.release();
+});
+
 test('a slow receiver holds nobody else\'s slots: another account\'s rows go out while its answers are awaited', async () => {
   const slow = await startReceiver();
   slow.fallback = { status: 200, delayMs: 2_000 };
