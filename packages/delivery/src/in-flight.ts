@@ -26,8 +26,9 @@ export function inFlightLimit(seats: number): number {
  * lately: a dispatcher hands a slot from row to row for up to SLOT_HANDOFF_MS without asking, and
  * counted by its asks alone it dropped out of the other processes' count between them, so their
  * share flipped between the whole cap and half of it. A process told the whole cap claimed rows
- * for slots it then did not get, and gave those claims back once they were stale (two workers:
- * 0.019-0.032 give-backs a delivery, 0.009-0.015 with the holders counted).
+ * for slots it then did not get, and gave those claims back once they were stale
+ * (docs/performance.md "Two workers' claims given back"). A killed process counts until its
+ * leases expire, as its leases hold their slots until then.
  */
 const DEMAND_MS = 100;
 const ACQUIRE = new RedisScript(`
