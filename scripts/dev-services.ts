@@ -142,7 +142,9 @@ export async function startEmbeddedPostgres(url: string, dataDir: string, log: (
   // the terminal's Ctrl-C reaches only `npm start`, which stops it after the processes using it.
   const { postgres } = binaries;
   const port = await portFor(Number(new URL(url).port || 5432));
-  const child = spawn(postgres, ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='], {
+  // max_connections: the test suite's two Jest workers can hold over 100 connections at once
+  // (TEST_MAX_CONNECTIONS in test/support/global-setup.ts).
+  const child = spawn(postgres, ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'], {
     detached: true,
     stdio: ['ignore', 'ignore', 'pipe'],
     ...(owner ?? {}),
