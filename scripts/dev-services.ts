@@ -105,6 +105,16 @@ function osUserExists(name: string): boolean {
 }
 
 /**
+ * Connections the embedded PostgreSQL allows, and the fewest the test suite wants of any server:
+ * with two Jest workers, a suite with two worker processes (21 connections each) can run beside
+ * one with two harnesses (20 each) and the per-suite databases' admin connections, past
+ * PostgreSQL's default of 100, which then refuses connections ("too many clients") and the
+ * requests that needed them fail. docker/compose.yml and `.ci/run` give their servers as many;
+ * test/support/global-setup.ts warns of a server with fewer.
+ */
+export const POSTGRES_MAX_CONNECTIONS = 200;
+
+/**
  * An embedded PostgreSQL for `url`'s database. Trust authentication on 127.0.0.1 only (a local
  * development server, like the compose file's), no Unix socket. PostgreSQL refuses to run as root:
  * as root it runs as the `postgres` OS user when there is one (the data directory is given to it),
@@ -142,9 +152,7 @@ export async function startEmbeddedPostgres(url: string, dataDir: string, log: (
   // the terminal's Ctrl-C reaches only `npm start`, which stops it after the processes using it.
   const { postgres } = binaries;
   const port = await portFor(Number(new URL(url).port || 5432));
-  // max_connections: the test suite's two Jest workers can hold over 100 connections at once
-  // (TEST_MAX_CONNECTIONS in test/support/global-setup.ts).
-  const child = spawn(postgres, ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'], {
+  const child = spawn(postgres, ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', `max_connections=${POSTGRES_MAX_CONNECTIONS}`], {
     detached: true,
     stdio: ['ignore', 'ignore', 'pipe'],
     ...(owner ?? {}),

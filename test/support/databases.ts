@@ -22,11 +22,17 @@ export async function dropDatabase(name: string): Promise<void> {
   await onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
 }
 
-async function onServer(sql: string): Promise<void> {
+/** A setting of the test server (`SHOW name`), as text. */
+export async function serverSetting(name: string): Promise<string> {
+  const rows = await onServer<Record<string, string>>(`SHOW ${name}`);
+  return rows[0][name];
+}
+
+async function onServer<R extends Record<string, unknown> = Record<string, unknown>>(sql: string): Promise<R[]> {
   const admin = new Client({ connectionString: testServerUrl() });
   await admin.connect();
   try {
-    await admin.query(sql);
+    return (await admin.query<R>(sql)).rows;
   } finally {
     await admin.end();
   }

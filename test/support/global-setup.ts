@@ -1,32 +1,16 @@
 import path from 'node:path';
-import { Client } from 'pg';
-import { ensureDevServices, DevServiceError, type DevService } from '../../scripts/dev-services';
-import { createMigratedDatabase } from './databases';
+import { ensureDevServices, DevServiceError, POSTGRES_MAX_CONNECTIONS, type DevService } from '../../scripts/dev-services';
+import { createMigratedDatabase, serverSetting } from './databases';
 import { testServerUrl } from './env';
 import { ensureWebBuild } from '../../scripts/web-build';
 
 const ROOT = path.resolve(__dirname, '../..');
 
-/**
- * Connections the suite may hold at once: with two Jest workers, a suite with two worker
- * processes (21 connections each) can run beside one with two harnesses (20 each) and their
- * per-suite databases' admin connections, past PostgreSQL's default of 100, which then refuses
- * connections ("too many clients") and the requests that needed them fail. The embedded server,
- * docker/compose.yml and `.ci/run` give PostgreSQL this many; a server with fewer is warned of.
- */
-export const TEST_MAX_CONNECTIONS = 200;
-
-/** Warns (once, before the suites run) when the test server allows fewer than TEST_MAX_CONNECTIONS connections. */
-async function checkConnectionBudget(databaseUrl: string): Promise<void> {
-  const client = new Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const max = Number((await client.query<{ max_connections: string }>('SHOW max_connections')).rows[0].max_connections);
-    if (max < TEST_MAX_CONNECTIONS) {
-      process.stdout.write(`\nPostgreSQL allows ${max} connections; the suite may need up to ${TEST_MAX_CONNECTIONS} at once and some tests may then fail with "too many clients". Raise it: ALTER SYSTEM SET max_connections = ${TEST_MAX_CONNECTIONS}; then restart PostgreSQL.\n`);
-    }
-  } finally {
-    await client.end();
+/** Warns (once, before the suites run) when the test server allows fewer connections than the suite may hold at once. */
+async function checkConnectionBudget(): Promise<void> {
+  const max = Number(await serverSetting('max_connections'));
+  if (max < POSTGRES_MAX_CONNECTIONS) {
+    process.stdout.write(`\nPostgreSQL allows ${max} connections; the suite may need up to ${POSTGRES_MAX_CONNECTIONS} at once and some tests may then fail with "too many clients". Raise it: ALTER SYSTEM SET max_connections = ${POSTGRES_MAX_CONNECTIONS}; then restart PostgreSQL.\n`);
   }
 }
 
@@ -56,7 +40,7 @@ export default async function globalSetup(): Promise<void> {
   started.services = services.started;
   for (const s of services.started) process.stdout.write(`\nstarted ${s.description} for this run\n`);
   if (services.databaseUrl !== testServerUrl()) process.env.TEST_SERVER_URL = services.databaseUrl;
-  await checkConnectionBudget(services.databaseUrl);
+  await checkConnectionBudget();
   if (services.redisUrl !== redisUrl) process.env.REDIS_URL = services.redisUrl;
   // The browser tests (apps/web/test) drive the built app; built once here, before the workers start.
   ensureWebBuild((line) => process.stdout.write(`${line}\n`));

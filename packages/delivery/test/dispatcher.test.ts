@@ -339,6 +339,24 @@ test('a process that holds slots of an account counts in its share without askin
   await a4.release();
 });
 
+test('a killed process counts in an account\'s share only until its leases expire: then another process gets the whole cap', async () => {
+  const a = await messagingAccount(h); // cap 4
+  const want = new Map([[a.accountId, 4]]);
+  // procDead takes two slots for 400 ms and is never heard of again (no release, no ask).
+  const dead = await acquireInFlightSlots(h.deps, new Map([[a.accountId, 2]]), 400, 'procDead');
+  expect(dead.count(a.accountId)).toBe(2);
+  const a1 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
+  expect(a1.count(a.accountId)).toBe(2);
+  expect(a1.shares.get(a.accountId)).toBe(2);
+  await a1.release();
+  // Its leases expired and its last ask is old: it counts for nothing, its slots are free.
+  await new Promise((r) => setTimeout(r, 500));
+  const a2 = await acquireInFlightSlots(h.deps, want, 30_000, 'procA');
+  expect(a2.count(a.accountId)).toBe(4);
+  expect(a2.shares.get(a.accountId)).toBe(4);
+  await a2.release();
+});
+
 test('a slow receiver holds nobody else\'s slots: another account\'s rows go out while its answers are awaited', async () => {
   const slow = await startReceiver();
   slow.fallback = { status: 200, delayMs: 2_000 };
