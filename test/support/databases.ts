@@ -22,8 +22,9 @@ export async function dropDatabase(name: string): Promise<void> {
   await onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
 }
 
-/** A setting of the test server (`SHOW name`), as text. */
+/** A setting of the test server (`SHOW name`), as text. `name` is a setting's name, never interpolated otherwise. */
 export async function serverSetting(name: string): Promise<string> {
+  if (!/^[a-z_][a-z0-9_.]*$/.test(name)) throw new Error(`not a setting name: ${name}`);
   const rows = await onServer<Record<string, string>>(`SHOW ${name}`);
   return rows[0][name];
 }

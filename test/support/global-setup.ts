@@ -40,8 +40,8 @@ export default async function globalSetup(): Promise<void> {
   started.services = services.started;
   for (const s of services.started) process.stdout.write(`\nstarted ${s.description} for this run\n`);
   if (services.databaseUrl !== testServerUrl()) process.env.TEST_SERVER_URL = services.databaseUrl;
-  await checkConnectionBudget();
   if (services.redisUrl !== redisUrl) process.env.REDIS_URL = services.redisUrl;
+  await checkConnectionBudget();
   // The browser tests (apps/web/test) drive the built app; built once here, before the workers start.
   ensureWebBuild((line) => process.stdout.write(`${line}\n`));
   const { url } = await createMigratedDatabase(`teamchat_test_${Date.now().toString(36)}`);
