@@ -63,7 +63,7 @@ describe('webhook URL guard (spec: public https only; each forbidden range)', ()
     '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a00:1', '64:ff9b::7f00:1', '2002:7f00:1::1', '2001::1', '2001:db8::1',
     // IPv6 outside global unicast 2000::/3, or a special-purpose block inside it, or an IPv4-embedding form of a non-public IPv4
     '::127.0.0.1', '::a9fe:a9fe', '::ffff:ffff:7f00:1', '::1.1.1.1', '::ffff:0:7f00:1', '::ffff:0:a9fe:a9fe', '2002:a9fe:a9fe::1', '2002:a00:1::1',
-    '64:ff9b:1::1', '3fff::1', '5f00::1', 'fec0::1', '100::1', '2001:4:112::1', '2001:2::1', '4000::1',
+    '64:ff9b:1::1', '64:ff9b:1::808:808', '64:ff9b:1:101:1:100::', '3fff::1', '5f00::1', 'fec0::1', '100::1', '2001:4:112::1', '2001:2::1', '4000::1',
   ])('refuses %s', async (addr) => {
     expect(isPublicAddress(addr)).toBe(false);
     const host = addr.includes(':') ? `[${addr}]` : addr;

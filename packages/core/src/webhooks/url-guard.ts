@@ -49,13 +49,20 @@ const IPV6_BLOCKED = [
   ipaddr.IPv6.parseCIDR('3fff::/20'), // documentation (RFC 9637)
 ];
 
-/** IPv6 ranges (ipaddr.js names) that lead to the IPv4 address they embed, and where it sits. */
+/**
+ * IPv6 ranges (ipaddr.js names) that lead to the IPv4 address they embed, and where it sits.
+ * ipaddr.js files the local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215) under `rfc6052` too; only
+ * the well-known /96 holds its IPv4 address in the last 32 bits, and a local-use prefix
+ * translates through the operator's own NAT64 (into a private network as easily as out of
+ * it), so the /48 is refused outright (isPublicIPv6).
+ */
 const EMBEDDED_IPV4: Record<string, (bytes: number[]) => number[]> = {
   ipv4Mapped: (b) => b.slice(12), // ::ffff:0:0/96
   rfc6145: (b) => b.slice(12), // IPv4-translated ::ffff:0:0:0/96
   rfc6052: (b) => b.slice(12), // NAT64 well-known prefix 64:ff9b::/96
   '6to4': (b) => b.slice(2, 6), // 2002:V4ADDR::/48
 };
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
 
 function refuse(reason: UrlRefusal, message: string): never {
   throw errors.invalid(message, { field: 'url', reason });
@@ -100,7 +107,9 @@ function isPublicIPv4(addr: ipaddr.IPv4): boolean {
 }
 
 function isPublicIPv6(addr: ipaddr.IPv6): boolean {
-  const embedded = EMBEDDED_IPV4[addr.range()];
+  const range = addr.range();
+  if (range === 'rfc6052' && !addr.match(NAT64_WELL_KNOWN)) return false;
+  const embedded = EMBEDDED_IPV4[range];
   if (embedded) return isPublicIPv4(ipaddr.fromByteArray(embedded(addr.toByteArray())) as ipaddr.IPv4);
   return addr.match(IPV6_GLOBAL_UNICAST) && !IPV6_BLOCKED.some((cidr) => addr.match(cidr));
 }
