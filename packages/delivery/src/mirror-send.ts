@@ -86,7 +86,7 @@ export async function runMirrorSend(deps: Deps, transport: WebhookTransport, mir
       const row = await nextMessage(deps, mirror, now);
       if (!row) return { kind: 'idle', mirrorId };
       const [units] = await chargeDeliveryUnits(deps, [{ accountId: account.id, plan: account.plan, seatUserId: mirror.createdByUserId, units: 1 }]);
-      if (!units.allowed) {
+      if (units.granted === 0) {
         next = units.resetsAt ?? new Date(now.getTime() + ACCOUNT_INACTIVE_RECHECK_MS);
         return { kind: 'wait', mirrorId, until: next, reason: 'call_units_spent' };
       }

@@ -22,7 +22,7 @@ export async function sendMirrorTest(deps: Deps, transport: WebhookTransport, in
     body: testMessageBody(mirror.format as MirrorFormat), lineCount: 1, createdAt: now,
   }).returning();
   const [units] = await chargeDeliveryUnits(deps, [{ accountId: account.id, plan: account.plan, seatUserId: mirror.createdByUserId, units: 1 }]);
-  if (!units.allowed) {
+  if (units.granted === 0) {
     const [failed] = await db
       .update(mirrorDeliveries)
       .set({ status: 'failed', error: 'call units spent: the seat of the mirror\'s creator has no units left today', attemptedAt: now })

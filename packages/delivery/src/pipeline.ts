@@ -263,15 +263,14 @@ async function charge(deps: Deps, rows: Mine[], out: Array<Promise<AttemptOutcom
   const verdicts = await chargeDeliveryUnits(deps, charges);
   const allowed: typeof rows = [];
   groups.forEach((g, n) => {
-    if (verdicts[n].allowed) {
-      allowed.push(...g);
-      return;
-    }
-    const resetsAt = verdicts[n].resetsAt!;
-    for (const { i, ctx, claim } of g) {
+    // A seat's first `granted` rows (the order they came in) go; the rest wait for the reset.
+    const { granted, resetsAt } = verdicts[n];
+    allowed.push(...g.slice(0, granted));
+    if (granted === g.length) return;
+    for (const { i, ctx, claim } of g.slice(granted)) {
       // A test event answers now and is never retried; everything else waits for the reset.
       if (ctx.row.kind === 'test') out[i] = record(deps, ctx, claim, { status: null, latencyMs: null, error: 'call units spent: the seat of the endpoint\'s creator has no units left today' }, { receiverAnswered: false });
-      else out[i] = deferForUnits(deps.database.db, ctx.row.id, claim, resetsAt).then((): AttemptOutcome => ({ kind: 'wait', deliveryId: ctx.row.id, until: resetsAt, reason: 'call_units_spent' }));
+      else out[i] = deferForUnits(deps.database.db, ctx.row.id, claim, resetsAt!).then((): AttemptOutcome => ({ kind: 'wait', deliveryId: ctx.row.id, until: resetsAt!, reason: 'call_units_spent' }));
     }
   });
   return allowed;

@@ -10,19 +10,21 @@ export interface DeliveryCharge {
 
 /**
  * The ONE place delivery attempts spend their call units (spec: Limits, "1, on the seat of the
- * endpoint's creator"; retries, tests and replays included), through the shared daily counter:
- * each seat's charge is all or none, every seat in one Redis round trip (a single attempt
- * charges one seat one unit; a pipeline over many rows each seat its attempts).
+ * endpoint's creator"; retries, tests and replays included), through the shared daily counter,
+ * every seat in one Redis round trip (a single attempt charges one seat one unit; a pipeline over
+ * many rows each seat its attempts). Each attempt is a unit of its own, so a seat is charged as
+ * many of its attempts as it has units left (`granted`): with 3 left, 3 of its 4 attempts go
+ * and the 4th waits for the reset (spec: "while that seat's units are spent, deliveries wait").
  */
 export async function chargeDeliveryUnits(
   deps: Pick<Deps, 'redis' | 'config' | 'now'>,
   charges: readonly DeliveryCharge[],
   /** the moment charged (its UTC day's counter); default now */
   at: Date = deps.now(),
-): Promise<Array<{ allowed: boolean; resetsAt: Date | null }>> {
-  if (!deps.config.limitsEnabled) return charges.map(() => ({ allowed: true, resetsAt: null }));
-  const charged = await chargeUnitsMany(deps.redis, charges.map((c) => ({ ...seatAt(deps, c, at), units: c.units })));
-  return charged.map((c) => ({ allowed: c.allowed, resetsAt: c.resetsAt }));
+): Promise<Array<{ granted: number; resetsAt: Date | null }>> {
+  if (!deps.config.limitsEnabled) return charges.map((c) => ({ granted: c.units, resetsAt: null }));
+  const charged = await chargeUnitsMany(deps.redis, charges.map((c) => ({ ...seatAt(deps, c, at), units: c.units, mode: 'partial' as const })));
+  return charged.map((c) => ({ granted: c.charged, resetsAt: c.resetsAt }));
 }
 
 function seatAt(deps: Pick<Deps, 'redis' | 'config' | 'now'>, c: DeliveryCharge, at: Date) {

@@ -1,7 +1,7 @@
-import { vetWebhookUrl, createMetrics, getMemberByEmail, inFlightKey, isRetryableConflict, newId, recordHealth, SUCCESS_WRITE_EVERY_MS, unitsKey } from '@teamchat/core';
+import { vetWebhookUrl, createMetrics, getMemberByEmail, inFlightKey, isRetryableConflict, newId, nextUtcMidnight, recordHealth, SUCCESS_WRITE_EVERY_MS, unitsKey } from '@teamchat/core';
 import { Client } from 'pg';
 import { CLAIM_AHEAD_FRESH_MS, CLAIMS_AHEAD_PER_SLOT, ClaimsAhead, Dispatcher, PROBE_PAUSE_MAX_MS, PROBE_PAUSE_MS, SLOT_HANDOFF_MS, SLOT_KEEP_MS, WebhookTransport, acquireInFlightSlots, attemptOne, claimAndReadDeliveries, closeDelivered, fanOutEvents, planFanOut, record, runPipeline, writeFanOut, type AttemptOutcome } from '../src';
-import { eq, inArray, sql, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
+import { accounts, eq, inArray, sql, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import type { Harness } from '../../../test/support/harness';
 import { startReceiver, type Receiver } from '../../../test/support/https-receiver';
@@ -498,6 +498,25 @@ test('the close of a quick 2xx nobody waits for (the dispatcher\'s rows) gathers
     if (closes === 1) shared += 1;
   }
   expect(shared).toBe(1);
+});
+
+test('call units at the day\'s end (spec: Delivery behaviour 4): a seat with 3 units left and 4 attempts in one pipeline sends 3; the 4th waits as retrying until the reset', async () => {
+  const a = await messagingAccount(h);
+  const ep = await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: ok.url('/units-left'), events: ['message.posted'] });
+  const rows = await pendingRows(a.accountId, ep.id, 4);
+  const now = h.deps.now();
+  const [account] = await h.deps.database.db.select({ plan: accounts.plan }).from(accounts).where(eq(accounts.id, a.accountId));
+  const limit = h.deps.config.planLimits[account.plan as keyof typeof h.deps.config.planLimits].unitsPerDay;
+  const key = unitsKey(h.deps.config, a.accountId, a.owner.userId, now);
+  await h.deps.redis.set(key, String(limit - 3));
+  const outcomes = await Promise.all(await runPipeline(h.deps, transport, rows.map((r) => r.id), () => undefined));
+  expect(outcomes.filter((o) => o.kind === 'done' && o.status === 'delivered')).toHaveLength(3);
+  const waiting = outcomes.filter((o) => o.kind === 'wait');
+  expect(waiting).toEqual([expect.objectContaining({ reason: 'call_units_spent', until: nextUtcMidnight(now) })]);
+  expect(Number(await h.deps.redis.get(key))).toBe(limit);
+  const log = await deliveriesOf(h, ep.id);
+  expect(log.map((r) => r.status).sort()).toEqual(['delivered', 'delivered', 'delivered', 'retrying']);
+  expect(log.find((r) => r.status === 'retrying')!.nextRetryAt!.toISOString()).toBe(nextUtcMidnight(now).toISOString());
 });
 
 test('an endpoint whose last attempt failed gets one attempt at a time (a probe), each after a pause that doubles up to PROBE_PAUSE_MAX_MS, until one succeeds; then its rows go out together again', async () => {

@@ -29,8 +29,19 @@ test('a charge that would pass the limit is refused whole; an unchecked charge a
   const ref = seat(new Date('2030-01-10T05:00:00Z'), 10);
   expect(await chargeUnits({ ...ref, units: 8 })).toMatchObject({ allowed: true, used: 8, remaining: 2 });
   expect(await chargeUnits({ ...ref, units: 3 })).toMatchObject({ allowed: false, used: 8 });
-  expect(await chargeUnits({ ...ref, units: 5, check: false })).toMatchObject({ allowed: true, used: 13, remaining: 0 });
+  expect(await chargeUnits({ ...ref, units: 5, mode: 'regardless' })).toMatchObject({ allowed: true, charged: 5, used: 13, remaining: 0 });
   await expect(chargeUnits({ ...ref, units: -1 })).rejects.toThrow(RangeError);
+});
+
+test('a partial charge takes as many units as are left, none past the limit, atomically under concurrency', async () => {
+  const ref = seat(new Date('2030-01-10T05:00:00Z'), 10);
+  expect(await chargeUnits({ ...ref, units: 7, mode: 'partial' })).toMatchObject({ allowed: true, charged: 7, used: 7, remaining: 3 });
+  expect(await chargeUnits({ ...ref, units: 4, mode: 'partial' })).toMatchObject({ allowed: false, charged: 3, used: 10, remaining: 0 });
+  expect(await chargeUnits({ ...ref, units: 2, mode: 'partial' })).toMatchObject({ allowed: false, charged: 0, used: 10 });
+  const other = seat(new Date('2030-01-10T05:00:00Z'), 25);
+  const results = await Promise.all(Array.from({ length: 12 }, () => chargeUnits({ ...other, units: 3, mode: 'partial' })));
+  expect(results.reduce((sum, r) => sum + r.charged, 0)).toBe(25);
+  expect(await unitUsage(other)).toMatchObject({ used: 25, remaining: 0 });
 });
 
 test('each UTC day has its own counter, which expires after the day', async () => {

@@ -96,7 +96,7 @@ export async function chargeCall(input: { seat: SeatRef; callsPerMinute: number;
       );
       return {
         minute: { used: n, limit: callsPerMinute, resetAt: new Date(end) },
-        units: charged === -1 ? null : { allowed: charged === 1, ...usage(used, seat.limits.unitsPerDay, now) },
+        units: charged === -1 ? null : { allowed: charged === 1, charged: charged === 1 ? 1 : 0, ...usage(used, seat.limits.unitsPerDay, now) },
         degraded: false,
       };
     } catch (err) {

@@ -39,7 +39,7 @@ export async function chargeReadTail(seat: SeatRef, units: number, log: Logger):
   let error: unknown;
   if (availability.usable()) {
     try {
-      return await chargeUnits({ ...seat, units, check: false });
+      return await chargeUnits({ ...seat, units, mode: 'regardless' });
     } catch (err) {
       error = err;
       availability.failed();

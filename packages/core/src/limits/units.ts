@@ -17,10 +17,12 @@ import { nextUtcMidnight, unitsKey } from './keys';
 export const UNITS_KEY_GRACE_MS = 60 * 60 * 1000;
 
 /**
- * Charges several seats at once, each all or none: KEYS[k] the k-th seat's counter for one UTC
- * day; ARGV[4k-3] units to charge (integer >= 0), ARGV[4k-2] the day's limit, ARGV[4k-1] key TTL
- * in ms, ARGV[4k] "1" = refuse when used + units would pass the limit, "0" = charge regardless.
- * Returns { allowed (1|0), used after the call } per key, flat: {allowed1, used1, allowed2, ...}.
+ * Charges several seats at once: KEYS[k] the k-th seat's counter for one UTC day; ARGV[4k-3]
+ * units to charge (integer >= 0), ARGV[4k-2] the day's limit, ARGV[4k-1] key TTL in ms, ARGV[4k]
+ * the mode: "1" = all or none (refused when used + units would pass the limit), "0" = charge
+ * regardless, "2" = as many as are left (at most `units`; webhook attempts, each a unit of its
+ * own, so a seat with 3 units left sends 3 of its 4 attempts rather than none).
+ * Returns { units charged, used after the call } per key, flat: {charged1, used1, charged2, ...}.
  */
 const CHARGE_SCRIPT = `
 local out = {}
@@ -28,15 +30,20 @@ for k = 1, #KEYS do
   local a = 4 * (k - 1)
   local used = tonumber(redis.call('GET', KEYS[k]) or '0')
   local units = tonumber(ARGV[a + 1])
-  if ARGV[a + 4] == '1' and used + units > tonumber(ARGV[a + 2]) then
-    out[2 * k - 1] = 0
-  else
+  local limit = tonumber(ARGV[a + 2])
+  local mode = ARGV[a + 4]
+  if mode == '1' and used + units > limit then
+    units = 0
+  elseif mode == '2' then
+    units = math.max(0, math.min(units, limit - used))
+  end
+  if units > 0 or mode == '0' then
     used = redis.call('INCRBY', KEYS[k], units)
     if redis.call('PTTL', KEYS[k]) < 0 then
       redis.call('PEXPIRE', KEYS[k], ARGV[a + 3])
     end
-    out[2 * k - 1] = 1
   end
+  out[2 * k - 1] = units
   out[2 * k] = used
 end
 return out
@@ -52,8 +59,19 @@ export interface UnitUsage {
 }
 
 export interface ChargeResult extends UnitUsage {
+  /** the whole charge went through (as many as asked: `charged === units`) */
   allowed: boolean;
+  /** units charged: all or 0 for an all-or-none charge, up to what was left for a partial one */
+  charged: number;
 }
+
+/**
+ * How a charge meets the limit: `all` or none (a call), `regardless` (the tail of a read whose
+ * size is known only after its response was built), or `partial`: as many units as are left
+ * (attempts that are each a unit of their own).
+ */
+export type ChargeMode = 'all' | 'regardless' | 'partial';
+const MODE_ARG: Record<ChargeMode, string> = { all: '1', regardless: '0', partial: '2' };
 
 export interface SeatRef {
   redis: RedisClient;
@@ -116,22 +134,25 @@ function isNoScript(err: unknown): boolean {
 
 const chargeScript = new RedisScript(CHARGE_SCRIPT);
 
+/** A charge of `units` to one seat; `mode` as ChargeMode says (default `all`). */
+export type UnitCharge = SeatRef & { units: number; mode?: ChargeMode };
+
 /**
  * Charges `units` to the seat's counter for the UTC day of `now`, atomically.
- * With `check` (the default) nothing is charged and `allowed` is false when the charge would
- * pass the day's limit; with `check: false` the units are charged regardless (the tail of a
- * read whose size is known only after its response was built).
+ * By default (`all`) nothing is charged and `allowed` is false when the charge would pass the
+ * day's limit; `regardless` charges the units anyway (the tail of a read whose size is known
+ * only after its response was built); `partial` charges as many as are left.
  */
-export async function chargeUnits(input: SeatRef & { units: number; check?: boolean }): Promise<ChargeResult> {
+export async function chargeUnits(input: UnitCharge): Promise<ChargeResult> {
   const [charged] = await chargeUnitsMany(input.redis, [input]);
   return charged;
 }
 
 /**
  * chargeUnits for several seats in ONE Redis command (a webhook round charges each endpoint
- * creator's seat its attempts); each seat's charge is all or none.
+ * creator's seat its attempts), each seat in its own mode.
  */
-export async function chargeUnitsMany(redis: RedisClient, inputs: ReadonlyArray<SeatRef & { units: number; check?: boolean }>): Promise<ChargeResult[]> {
+export async function chargeUnitsMany(redis: RedisClient, inputs: readonly UnitCharge[]): Promise<ChargeResult[]> {
   for (const i of inputs) {
     if (!Number.isInteger(i.units) || i.units < 0) throw new RangeError(`units must be a non-negative integer, got ${i.units}`);
   }
@@ -141,19 +162,20 @@ export async function chargeUnitsMany(redis: RedisClient, inputs: ReadonlyArray<
   await Promise.all(bySlot(redis, indexed, ({ input: i }) => unitsKey(i.keys, i.accountId, i.seatUserId, i.now)).map(async (group) => {
     const flat = await runCharges(redis, group.map((g) => g.input));
     group.forEach(({ input: i, n }, k) => {
-      out[n] = { allowed: flat[2 * k] === 1, ...usage(Number(flat[2 * k + 1]), i.limits.unitsPerDay, i.now) };
+      const charged = Number(flat[2 * k]);
+      out[n] = { allowed: charged === i.units, charged, ...usage(Number(flat[2 * k + 1]), i.limits.unitsPerDay, i.now) };
     });
   }));
   return out;
 }
 
 /** The charge script over the given seats at once (keys of one hash slot on a cluster). */
-async function runCharges(redis: RedisClient, inputs: ReadonlyArray<SeatRef & { units: number; check?: boolean }>): Promise<number[]> {
+async function runCharges(redis: RedisClient, inputs: readonly UnitCharge[]): Promise<number[]> {
   if (inputs.length === 0) return [];
   return chargeScript.run<number[]>(
     redis,
     inputs.map((i) => unitsKey(i.keys, i.accountId, i.seatUserId, i.now)),
-    inputs.flatMap((i) => [i.units, i.limits.unitsPerDay, unitsKeyTtlMs(i.now), i.check === false ? '0' : '1']),
+    inputs.flatMap((i) => [i.units, i.limits.unitsPerDay, unitsKeyTtlMs(i.now), MODE_ARG[i.mode ?? 'all']]),
   );
 }
 
