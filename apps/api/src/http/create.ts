@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import Joi from 'joi';
+import { ACCOUNT_PREFIX, expressPath } from '@teamchat/contract';
 import { AppError, claimKey, deriveKey, requestHash, saveResponse, type Actor, type Deps } from '@teamchat/core';
 import type { Executor, Tx } from '@teamchat/db';
 import { actorOf, depsOf, locals } from './locals';
@@ -48,7 +49,29 @@ export interface CreateContext {
   req: Request;
 }
 
-const uuid = Joi.string().guid();
+/**
+ * An Idempotency-Key is a UUID in its canonical form only (8-4-4-4-12 hex digits, any letter
+ * case, stored lower-cased): Joi's `guid()` also takes braces and other spellings, which would
+ * make one UUID several keys.
+ */
+const uuid = Joi.string().pattern(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+
+/** Where every creating route is mounted: it needs the account's actor (routes/index.ts). */
+const ACCOUNT_MOUNT = expressPath(ACCOUNT_PREFIX);
+
+/**
+ * The route an Idempotency-Key is scoped to (spec: Limits rule 4): the matched route's pattern
+ * with each parameter's decoded value, e.g. `POST /accounts/acct_x/channels/ch_1/messages`.
+ * Express routes another letter case, a trailing slash or a percent-encoded character to the
+ * same handler, so the raw path would make one route several scopes (and one key two objects).
+ * A value is the validated one the use case acts on, else the one Express decoded. A path spelt
+ * as documented gives the very string the raw path gave, so keys already stored still replay.
+ */
+function idempotencyRoute(req: Request, params: Record<string, unknown>): string {
+  const routePath = String((req.route as { path: string }).path);
+  const pattern = routePath === '/' ? ACCOUNT_MOUNT : `${ACCOUNT_MOUNT}${routePath}`;
+  return `POST ${pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(String(params[name] ?? req.params[name])))}`;
+}
 
 /** The key stored responses are sealed with (one HMAC: cheaper than the insert it guards). */
 const sealKeyOf = (deps: Deps): Buffer => deriveKey(deps.config.secretsKey, 'idempotency-response');
@@ -121,7 +144,7 @@ function handler(useCase: (ctx: CreateContext) => Promise<CreateResult>, without
       sendCreated(res, out.status, out.body);
       return;
     }
-    const scope = key ? { userId: actor.userId, route: `POST ${req.baseUrl}${req.path}`, key: key.toLowerCase() } : null;
+    const scope = key ? { userId: actor.userId, route: idempotencyRoute(req, valid.params), key: key.toLowerCase() } : null;
     let replayed = false;
     const result = await deps.database.db.transaction(async (tx) => {
       if (scope) {

@@ -42,6 +42,15 @@ export function membershipFrom(accountId: string, r: MembershipColumns): Account
 }
 
 /**
+ * The scopes a credential carries now: those it was issued with that its person's current role
+ * still allows (spec: Authentication rule 8; a demoted admin's key loses webhooks:manage at
+ * once, and gets it back if promoted again). Used on every request and wherever one is listed.
+ */
+export function scopesCarriedNow(role: Role, issued: readonly string[]): string[] {
+  return issued.filter((s) => roleAllows(role, s));
+}
+
+/**
  * Who the caller is inside the account of the path. Unknown account → 404; a credential of
  * another account, or a person without a seat here → 403 not_a_member. A credential never holds
  * more than its person's current role allows.
@@ -52,7 +61,7 @@ export function actorFromMembership(principal: Principal, m: AccountMembership, 
   if (principal.accountId && principal.accountId !== accountId) throw errors.notAMember('account');
   if (!m.role || !m.identityId) throw errors.notAMember('account');
   const role = m.role;
-  const scopes = principal.scopes ? principal.scopes.filter((s) => roleAllows(role, s)) : sessionScopes(role);
+  const scopes = principal.scopes ? scopesCarriedNow(role, principal.scopes) : sessionScopes(role);
   return {
     account,
     actor: {

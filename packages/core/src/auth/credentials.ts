@@ -1,5 +1,7 @@
-import { and, credentials, eq, identities, runStatement, sql, statement, type Executor } from '@teamchat/db';
-import { MEMBERSHIP_COLUMNS, membershipFrom, type AccountMembership, type MembershipColumns } from '../accounts/directory';
+import { and, credentials, eq, getTableColumns, identities, members, runStatement, sql, statement, type Executor } from '@teamchat/db';
+import {
+  MEMBERSHIP_COLUMNS, membershipFrom, scopesCarriedNow, type AccountMembership, type MembershipColumns,
+} from '../accounts/directory';
 import { seqKeyset } from '../pagination';
 import { recordAudit } from '../audit';
 import { hashSecret } from '../crypto';
@@ -155,12 +157,20 @@ export async function authenticateCredential(db: Executor, secret: string, now: 
   return (await authenticateCredentialIn(db, secret, now))?.principal ?? null;
 }
 
-export function toCredentialView(row: CredentialRow) {
+/** A listed credential: its row and its person's current role in the account (null: no seat there). */
+export type ListedCredentialRow = CredentialRow & { role: Role | null };
+
+/**
+ * The view of a listed credential. `scopes` are those it carries now, under its person's current
+ * role, exactly as on use (a member's key never shows webhooks:manage); without a seat in the
+ * account it is refused on use (not_a_member), so it carries none.
+ */
+export function toCredentialView(row: ListedCredentialRow) {
   return {
     id: row.id,
     kind: row.kind,
     prefix: row.prefix,
-    scopes: row.scopes,
+    scopes: row.role ? scopesCarriedNow(row.role, row.scopes) : [],
     read_only: row.readOnly,
     user_id: row.userId,
     identity_id: row.identityId,
@@ -171,9 +181,16 @@ export function toCredentialView(row: CredentialRow) {
   };
 }
 
-/** Newest first; keyset on seq. */
-export function listCredentials(db: Executor, accountId: string, page: { limit: number; after: number | null }) {
+/** Newest first; keyset on seq. Each with its person's current role, which decides the scopes it carries. */
+export async function listCredentials(db: Executor, accountId: string, page: { limit: number; after: number | null }): Promise<ListedCredentialRow[]> {
   const k = seqKeyset(credentials.seq, page.after, 'desc');
-  return db.select().from(credentials).where(and(eq(credentials.accountId, accountId), k.after)).orderBy(k.order).limit(page.limit + 1);
+  const rows = await db
+    .select({ ...getTableColumns(credentials), role: members.role })
+    .from(credentials)
+    .leftJoin(members, and(eq(members.accountId, credentials.accountId), eq(members.userId, credentials.userId)))
+    .where(and(eq(credentials.accountId, accountId), k.after))
+    .orderBy(k.order)
+    .limit(page.limit + 1);
+  return rows.map((r) => ({ ...r, role: r.role as Role | null }));
 }
 
