@@ -9,7 +9,7 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export interface IdempotencyScope {
   /** the credential's person */
   userId: string;
-  /** method and path, e.g. `POST /accounts/acct_x/channels` */
+  /** the method and the matched route with its decoded parameters, e.g. `POST /accounts/acct_x/channels` (apps/api create.ts) */
   route: string;
   key: string;
 }
