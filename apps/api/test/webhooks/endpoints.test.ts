@@ -1,4 +1,4 @@
-import { openWebhookSecret } from '@teamchat/core';
+import { MANUAL_DELIVERY_LIMITS, openWebhookSecret } from '@teamchat/core';
 import { and, eq, notifications, sql, webhookDeliveries, webhookEndpoints, webhookHealthDeltas } from '@teamchat/db';
 import { addPerson, newKey, startHarness, type Harness } from '../../../../test/support/harness';
 import {
@@ -265,6 +265,25 @@ describe('Webhook endpoint enablement: enabling (rows 4 and 9; Delivery behaviou
     expect(again.status).toBe(200);
     expect(again.body).not.toHaveProperty('test_delivery');
     expect(again.body.enabled_at).toBe(on.enabled_at);
+  });
+});
+
+describe('Enabling counts against the test events limit (spec: Limits, test events 10 per minute per endpoint)', () => {
+  test('with the endpoint\'s 10 test events of the minute spent, enabling is refused 429 rate_limited and nothing changes', async () => {
+    const a = await webhookAccount(h);
+    const ep = await registered(a.web);
+    const off = await a.web.patch(`/webhooks/${ep.id}`, { enabled: false });
+    expect(off.body).toMatchObject({ enabled: false, disabled_reason: 'manual' });
+    // A disabled endpoint still takes tests (nothing listens at its URL: each fails at once).
+    for (let i = 0; i < MANUAL_DELIVERY_LIMITS.test.limit; i++) expect((await a.web.post(`/webhooks/${ep.id}/test`, {})).status).toBe(200);
+    const res = await a.web.patch(`/webhooks/${ep.id}`, { enabled: true });
+    expect(res.status).toBe(429);
+    expect(res.body.error).toMatchObject({ code: 'rate_limited', scope: 'webhook_test_per_minute' });
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    const row = await endpointRow(ep.id);
+    expect(row).toMatchObject({ enabled: false, disabledReason: 'manual', version: off.body.version });
+    const tests = await h.deps.database.db.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.endpointId, ep.id), eq(webhookDeliveries.kind, 'test')));
+    expect(tests).toHaveLength(MANUAL_DELIVERY_LIMITS.test.limit);
   });
 });
 

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import {
-  deleteEndpoint, emailNotifications, etagOf, getEndpoint, listEndpoints, registerEndpoint,
+  assertManualDeliveryAllowed, deleteEndpoint, emailNotifications, etagOf, getEndpoint, listEndpoints, registerEndpoint,
   revealSecret, rotateSecret, toWebhookEndpointView, updateEndpoint, type Deps, type RecordedNotification,
 } from '@teamchat/core';
 import { deliverEnableTest } from '@teamchat/delivery';
@@ -64,7 +64,14 @@ export const endpointHandlers = {
     const actor = actorOf(res);
     const { params, body } = locals(res).valid;
     const expectedVersion = ifMatchVersion(req);
-    const out = await deps.database.db.transaction((tx) => updateEndpoint(tx, { deps, actor, endpointId: params.endpointId, expectedVersion, ...body }));
+    const out = await deps.database.db.transaction(async (tx) => {
+      const updated = await updateEndpoint(tx, { deps, actor, endpointId: params.endpointId, expectedVersion, ...body });
+      // Enabling sends a test event, one of the endpoint's test events of the minute (spec:
+      // Limits, 10 per minute per endpoint): over the limit the enable is refused with its 429
+      // and this transaction rolls back, so nothing changes.
+      if (updated.enabled) await assertManualDeliveryAllowed(deps.redis, deps.config, 'test', updated.endpoint.id);
+      return updated;
+    });
     mailInBackground(deps, out.notifications);
     const view = toWebhookEndpointView(out.endpoint, { now: deps.now() });
     // Enabling delivers a test event first (once committed); the enable stands whatever its result.
