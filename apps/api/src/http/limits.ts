@@ -1,8 +1,8 @@
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import { rateLimit, type ClientRateLimitInfo, type RateLimitInfo, type Store } from 'express-rate-limit';
 import {
-  MINUTE_WINDOW_MS, ReadMeter, budgetExceeded, chargeCall, chargeReadTail, minuteKey, rateLimited, seatOf,
-  type CallCharge, type Deps, type Plan, type UnitUsage,
+  MINUTE_WINDOW_MS, ReadMeter, budgetExceeded, chargeCall, chargeReadTail, chargeUnits, minuteKey, rateLimited, readCost,
+  redisAvailability, seatOf, type CallCharge, type ChargeResult, type Deps, type Plan, type UnitUsage,
 } from '@teamchat/core';
 import { actorOf, depsOf, locals, type RequestLocals } from './locals';
 
@@ -212,4 +212,44 @@ export function enforceLimits(req: Request, res: Response, next: NextFunction): 
     else setUnitHeaders(res, 1, units);
     next();
   });
+}
+
+/**
+ * Charges a read whose body size is known before its first byte (a file download: the size in
+ * the file's row). Same rule as every read (readCost: 1 unit per 16 KB, minimum 1), but its
+ * whole cost is checked up front, so a spent budget answers 429 budget_exceeded before a byte is
+ * sent instead of metering a stream as it goes; the meter is switched off, so nothing is charged
+ * twice. The first unit was reserved with the call (enforceLimits); the rest is checked here.
+ * Limits off, or Redis away (at the call or now): not charged, as any read (docs/limits.md).
+ */
+export async function chargeKnownRead(res: Response, bytes: number): Promise<void> {
+  const l = locals(res);
+  const read = l.limits?.read;
+  if (!read) return;
+  l.limits!.read = undefined;
+  const rest = readCost(bytes) - 1;
+  if (rest === 0) {
+    setUnitHeaders(res, 1, read.reserved);
+    return;
+  }
+  const account = l.account!;
+  const seat = seatOf(read.deps, account.id, account.plan as Plan, l.actor!.userId);
+  const availability = redisAvailability(seat.redis);
+  let charge: ChargeResult | null = null;
+  let error: unknown;
+  if (availability.usable()) {
+    try {
+      charge = await chargeUnits({ ...seat, units: rest });
+    } catch (err) {
+      error = err;
+      availability.failed();
+    }
+  }
+  if (!charge) {
+    availability.degraded('units_not_charged', l.log, seat.now.getTime(), error);
+    return;
+  }
+  if (!charge.allowed) throw budgetExceeded(charge, seat.now);
+  l.limits!.units = charge;
+  setUnitHeaders(res, rest + 1, charge);
 }

@@ -51,6 +51,8 @@ export function validate(schemas: RequestSchemas) {
         throw new AppError('invalid_request', 'The request body must be a JSON object.', { field: 'body' });
       }
       const { value, error } = schema.validate(input);
+      // A schema that names its own spec error (`.error()`, e.g. the list cursor's invalid_cursor) answers it as is.
+      if ((error as unknown) instanceof AppError) throw error;
       if (error) {
         throw invalid(part, error.details.map((d) => ({ field: d.path.join('.') || part, message: d.message.replace(/"/g, '') })));
       }

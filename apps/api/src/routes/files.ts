@@ -4,6 +4,7 @@ import {
   completeUpload, fileStoreFor, getFile, listFiles, readFileContent, reserveUpload, toFileView, type FileRow,
 } from '@teamchat/core';
 import { creating } from '../http/create';
+import { chargeKnownRead } from '../http/limits';
 import { listRequest, sendPage } from '../http/lists';
 import { actorOf, depsOf, locals } from '../http/locals';
 import type { HandlerMap } from './handlers';
@@ -66,9 +67,14 @@ export const filesHandlers = {
     const { file, body } = await readFileContent(deps.database.db, fileStoreFor(deps.config), {
       actor: actorOf(res), fileId: locals(res).valid.params.fileId,
     });
-    // A download is one call unit whatever its size (docs/api.md "Files"), not one per 16 KB.
-    const l = locals(res);
-    if (l.limits) l.limits.read = undefined;
+    // A download costs what any read costs, 1 unit per 16 KB (spec: Limits), charged from the
+    // row's size before streaming: a spent budget answers 429 before any byte is sent.
+    try {
+      await chargeKnownRead(res, file.size);
+    } catch (err) {
+      body.destroy();
+      throw err;
+    }
     setContentHeaders(res, file);
     await pipeline(body, res);
   },

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { fileStoreFor, purgePendingFiles } from '@teamchat/core';
+import { fileStoreFor, purgePendingFiles, setAccountState, unitUsage, unitsKey } from '@teamchat/core';
 import { eq, files } from '@teamchat/db';
 import { addPerson, bearer, newAccount, newKey, signInWeb, startHarness, UNLIMITED_PLANS, type Harness } from '../../../../test/support/harness';
 
@@ -208,6 +208,73 @@ describe('Upload in three steps (local driver)', () => {
     expect(await store.head(key)).toBeNull();
     expect(await h.deps.database.db.select().from(files).where(eq(files.id, r.body.file.id))).toEqual([]);
     expect((await web.agent.get(`${base(a.accountId)}/files/${ready.id}`)).status).toBe(200);
+  });
+});
+
+describe('Account states reach the upload URL (spec: Account states)', () => {
+  test.each(['read_only', 'suspended'] as const)('a %s account refuses the bytes: 403 with that code, nothing stored, the file stays pending', async (state) => {
+    const a = await newAccount(h);
+    const web = await signInWeb(h, a.owner.email);
+    const r = await reserve(web, a.accountId, { name: 'late.bin', size: 8, content_type: 'application/octet-stream' });
+    expect(r.status).toBe(201);
+    await h.deps.database.db.transaction((tx) => setAccountState(tx, a.accountId, state));
+    const put = await request(h.web).put(localPath(r.body.upload.url)).send(Buffer.alloc(8));
+    expect(put.status).toBe(403);
+    expect(put.body.error).toMatchObject({ code: state, message: expect.any(String) });
+    expect(await fileStoreFor(h.deps.config).head(`${a.accountId}/${r.body.file.id}`)).toBeNull();
+    const [row] = await h.deps.database.db.select().from(files).where(eq(files.id, r.body.file.id));
+    expect(row.state).toBe('pending');
+    // back to active, the same URL (still valid) takes the bytes
+    await h.deps.database.db.transaction((tx) => setAccountState(tx, a.accountId, 'active'));
+    expect((await request(h.web).put(localPath(r.body.upload.url)).send(Buffer.alloc(8))).status).toBe(204);
+  });
+});
+
+describe('A download costs read units by its size (spec: Limits, 1 per 16 KB returned, minimum 1)', () => {
+  const seatUsed = async (accountId: string, userId: string) => (await unitUsage({
+    redis: h.deps.redis, keys: h.deps.config, accountId, seatUserId: userId, limits: h.deps.config.planLimits.pro, now: h.deps.now(),
+  })).used;
+  const download = (web: Web, accountId: string, fileId: string) =>
+    web.agent.get(`${base(accountId)}/files/${fileId}/content`).buffer(true).parse((res, cb) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => cb(null, Buffer.concat(chunks)));
+    });
+
+  test('100 KB costs ceil(102,400 / 16,384) = 7 units; a small file 1', async () => {
+    const a = await newAccount(h, 'pro');
+    const web = await signInWeb(h, a.owner.email);
+    const big = await upload(web, a.accountId, Buffer.alloc(100 * 1024, 7), { name: 'big.bin', content_type: 'application/octet-stream' });
+    const small = await upload(web, a.accountId, PNG);
+
+    const before = await seatUsed(a.accountId, a.owner.userId);
+    const got = await download(web, a.accountId, big.id);
+    expect(got.status).toBe(200);
+    expect((got.body as Buffer).length).toBe(100 * 1024);
+    expect(got.headers['x-call-units-cost']).toBe('7');
+    expect(await seatUsed(a.accountId, a.owner.userId)).toBe(before + 7);
+
+    const one = await download(web, a.accountId, small.id);
+    expect(one.status).toBe(200);
+    expect(one.headers['x-call-units-cost']).toBe('1');
+    expect(await seatUsed(a.accountId, a.owner.userId)).toBe(before + 8);
+  });
+
+  test('a budget too small for the file answers 429 budget_exceeded before any byte of it is sent', async () => {
+    const a = await newAccount(h, 'pro');
+    const web = await signInWeb(h, a.owner.email);
+    const big = await upload(web, a.accountId, Buffer.alloc(100 * 1024, 7), { name: 'big.bin', content_type: 'application/octet-stream' });
+    const limit = h.deps.config.planLimits.pro.unitsPerDay;
+    // 3 units left: the call's first unit passes, the other 6 do not
+    await h.deps.redis.set(unitsKey(h.deps.config, a.accountId, a.owner.userId, h.deps.now()), String(limit - 3));
+    const res = await web.agent.get(`${base(a.accountId)}/files/${big.id}/content`);
+    expect(res.status).toBe(429);
+    expect(res.headers['content-disposition']).toBeUndefined();
+    expect(res.body.error).toMatchObject({
+      code: 'budget_exceeded', scope: 'seat_units_per_day', budget: { limit, used: limit - 2 },
+    });
+    // the refused remainder was not charged: only the call's first unit
+    expect(await seatUsed(a.accountId, a.owner.userId)).toBe(limit - 2);
   });
 });
 

@@ -378,7 +378,7 @@ export interface paths {
         };
         /**
          * The pending approvals the caller may decide
-         * @description Newest first, at most 100 (they expire within 24 hours); one page, `next_cursor` is always null.
+         * @description Newest first, at most 100 (they expire within 24 hours); one page, `next_cursor` is always null, so a `cursor` sent here is foreign to it: 400 `invalid_cursor`.
          *
          *     **Web session only**: a credential gets 403 `forbidden`, reason `web_session_required`.
          */
@@ -994,7 +994,7 @@ export interface paths {
         };
         /**
          * Download a file
-         * @description Always a download (`Content-Disposition: attachment`, `Content-Security-Policy: sandbox`, never sniffed); one call unit whatever its size.
+         * @description Always a download (`Content-Disposition: attachment`, `Content-Security-Policy: sandbox`, never sniffed). Costs what any read costs, 1 call unit per 16 KB of the file (minimum 1), checked before any byte is sent.
          *
          *     **Web session only**: a credential gets 403 `forbidden`, reason `web_session_required`.
          */
@@ -1017,7 +1017,7 @@ export interface paths {
         get?: never;
         /**
          * Send a file's bytes (local storage)
-         * @description The upload URL a reservation answers when files are stored on the server's disk (with S3 it is the bucket's presigned URL). The signed URL is the only permission: no session, no credential. The body is exactly the reserved number of bytes.
+         * @description The upload URL a reservation answers when files are stored on the server's disk (with S3 it is the bucket's presigned URL). The signed URL is the only permission: no session, no credential. The body is exactly the reserved number of bytes. While the file's account is read-only or suspended nothing is stored (403 `read_only` / `suspended`, as every route under the account).
          *
          *     Served on the web host only.
          */
@@ -5195,7 +5195,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApprovalPage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5203,7 +5203,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"] | components["schemas"]["Error.invalid_cursor"];
                     };
                 };
             };
@@ -8961,7 +8961,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `forbidden` (`invalid_upload_url`, `upload_url_expired`) */
+            /** @description `forbidden` (`invalid_upload_url`, `upload_url_expired`), `read_only`, `suspended` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8969,7 +8969,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.forbidden.invalid_upload_url.upload_url_expired"];
+                        error: components["schemas"]["Error.forbidden.invalid_upload_url.upload_url_expired"] | components["schemas"]["Error.read_only"] | components["schemas"]["Error.suspended"];
                     };
                 };
             };

@@ -43,7 +43,8 @@ export const fileRoutes = [
   route({
     id: 'getFileContent', method: 'GET', path: `${A}/files/{fileId}/content`, tag: 'Files', ...session, idempotent: true,
     summary: 'Download a file',
-    description: 'Always a download (`Content-Disposition: attachment`, `Content-Security-Policy: sandbox`, never sniffed); one call unit whatever its size.',
+    description: 'Always a download (`Content-Disposition: attachment`, `Content-Security-Policy: sandbox`, never sniffed). '
+      + 'Costs what any read costs, 1 call unit per 16 KB of the file (minimum 1), checked before any byte is sent.',
     request: { params: fileParams },
     responses: { 200: { description: 'The bytes, with the file\'s content type.', body: Joi.binary(), contentType: 'application/octet-stream' } },
     errors: { not_found: [] },
@@ -52,11 +53,13 @@ export const fileRoutes = [
     id: 'putUploadContent', method: 'PUT', path: '/uploads/{fileId}', hosts: ['web'], tag: 'Files', access: 'public', idempotent: true,
     summary: 'Send a file\'s bytes (local storage)',
     description: 'The upload URL a reservation answers when files are stored on the server\'s disk (with S3 it is the bucket\'s presigned URL). '
-      + 'The signed URL is the only permission: no session, no credential. The body is exactly the reserved number of bytes.',
+      + 'The signed URL is the only permission: no session, no credential. The body is exactly the reserved number of bytes. '
+      + 'While the file\'s account is read-only or suspended nothing is stored (403 `read_only` / `suspended`, as every route under the account).',
     request: { params: fileParams, query: uploadTargetQuery },
     responses: { 204: { description: 'Stored; complete the upload next.' } },
     errors: {
       invalid_request: ['size_mismatch', 'not_pending'], forbidden: ['invalid_upload_url', 'upload_url_expired'], not_found: [],
+      read_only: [], suspended: [],
     },
   }),
 ] as const;

@@ -137,8 +137,10 @@ export const messagingRoutes = [
   route({
     id: 'listPendingApprovals', method: 'GET', path: `${A}/approvals`, tag: 'Approvals', access: 'web_session', idempotent: true,
     summary: 'The pending approvals the caller may decide',
-    description: 'Newest first, at most 100 (they expire within 24 hours); one page, `next_cursor` is always null.',
+    description: 'Newest first, at most 100 (they expire within 24 hours); one page, `next_cursor` is always null, '
+      + 'so a `cursor` sent here is foreign to it: 400 `invalid_cursor`.',
     responses: { 200: { description: 'The approvals.', body: pageOf(approvalView, 'Approval') } },
+    errors: { invalid_cursor: [] },
   }),
   route({
     id: 'getApproval', method: 'GET', path: `${A}/approvals/{approvalId}`, tag: 'Approvals', access: 'web_session', idempotent: true,

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { eq, files, type Executor } from '@teamchat/db';
+import { accountStateError, requireAccount } from '../accounts/accounts';
 import { AppError, errors } from '../errors';
 import { SizeMismatchError, type FileStore } from './storage/store';
 import { verifyUpload } from './upload-token';
@@ -25,6 +26,8 @@ const sizeMismatch = (expected: number) =>
  * URL is the permission, for one file, one size, until it expires). Exactly the reserved number
  * of bytes is stored; a body of another length is refused and nothing is kept. While the file is
  * pending the URL may be used again (a retried upload replaces the bytes), as an S3 presigned PUT.
+ * The URL lives outside /accounts/{id} but acts in the file's account, so that account's state
+ * is checked as on every route under it: read-only or suspended stores nothing (spec: Account states).
  */
 export async function acceptUpload(db: Executor, store: FileStore, input: AcceptUploadInput): Promise<void> {
   const [file] = await db.select().from(files).where(eq(files.id, input.fileId));
@@ -34,6 +37,8 @@ export async function acceptUpload(db: Executor, store: FileStore, input: Accept
   if (input.expires * 1000 <= input.now.getTime()) {
     throw new AppError('forbidden', 'This upload URL has expired; reserve the upload again.', { reason: 'upload_url_expired' });
   }
+  const stateError = accountStateError((await requireAccount(db, file.accountId)).state);
+  if (stateError) throw stateError;
   if (file.state !== 'pending') {
     throw errors.invalid('This file is already complete; its bytes cannot change.', { reason: 'not_pending' });
   }
