@@ -75,6 +75,8 @@ export const ONLINE_STEPS: readonly OnlineStep[] = [
     'ON "messages" USING gin ("search_vector")'),
   concurrentIndex('0004_files_and_search:messages_text_trgm_idx', 'messages_text_trgm_idx',
     'ON "messages" USING gin ("text" gin_trgm_ops)'),
+  concurrentIndex('0010_failing_check_index:webhook_endpoints_failing_idx', 'webhook_endpoints_failing_idx',
+    'ON "webhook_endpoints" USING btree ("failing_since","id") WHERE enabled AND deleted_at IS NULL AND failing_since IS NOT NULL'),
 ];
 
 /**

@@ -330,6 +330,10 @@ export const webhookEndpoints = pgTable('webhook_endpoints', {
 }, (t) => [
   index('webhook_endpoints_account_seq_idx').on(t.accountId, t.seq),
   index('webhook_endpoints_enabled_idx').on(t.accountId).where(sql`enabled AND deleted_at IS NULL`),
+  // The maintenance's `failing` check reads the enabled endpoints in a failure streak, oldest
+  // streak first (docs/webhooks.md "Automatic disabling"): only those rows are indexed. Built
+  // CONCURRENTLY by an online step (src/online.ts).
+  index('webhook_endpoints_failing_idx').on(t.failingSince, t.id).where(sql`enabled AND deleted_at IS NULL AND failing_since IS NOT NULL`),
 ]);
 
 /**

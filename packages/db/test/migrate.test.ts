@@ -1,7 +1,7 @@
 /**
  * The migrate path on a table that already holds messages (docs/operations.md "Migrations"):
  * migration 0004 neither rewrites `messages` nor builds its indexes in drizzle's transaction; the
- * online steps fill `search_vector` and build the indexes CONCURRENTLY, so writes go on meanwhile.
+ * online steps fill `search_vector` and build the indexes CONCURRENTLY, so writes go on meanwhile; migration 0010 leaves its index to an online step the same way.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -143,5 +143,26 @@ describe('migrations on a table that already holds messages', () => {
     expect(await validIndexes(c)).toEqual(['messages_account_ts_idx', 'messages_text_trgm_idx']);
     await runMigrations(url);
     expect(await validIndexes(c)).toEqual(indexes);
+  });
+});
+
+describe('migration 0010: the failing check\'s index', () => {
+  test('its online step builds webhook_endpoints_failing_idx, valid, and the check\'s read can walk it in order', async () => {
+    const url = await freshDatabase();
+    await runMigrations(url);
+    const c = await connect(url);
+    const r = await c.query<{ valid: boolean; def: string }>(`SELECT i.indisvalid AS valid, pg_get_indexdef(i.indexrelid) AS def
+      FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid WHERE x.relname = 'webhook_endpoints_failing_idx'`);
+    expect(r.rows).toHaveLength(1);
+    expect(r.rows[0].valid).toBe(true);
+    expect(r.rows[0].def).toContain('WHERE (enabled AND (deleted_at IS NULL) AND (failing_since IS NOT NULL))');
+    // The predicate of failingCandidates (packages/core, health.ts) implies the index's: with
+    // scans forced away, the plan is the index, and its order is the read's (no sort).
+    await c.query('SET enable_seqscan = off');
+    const plan = await c.query<{ 'QUERY PLAN': string }>(`EXPLAIN SELECT id FROM webhook_endpoints
+      WHERE enabled = true AND deleted_at IS NULL AND failing_since <= now() - interval '24 hours' ORDER BY failing_since, id LIMIT 1000`);
+    const text = plan.rows.map((row) => row['QUERY PLAN']).join('\n');
+    expect(text).toContain('webhook_endpoints_failing_idx');
+    expect(text).not.toContain('Sort');
   });
 });

@@ -1,6 +1,10 @@
-import { DELIVERY_LOG_RETENTION_MS, analyzeChangedLogPartitions, ensureDeliveryLogPartitions, foldEndpointHealth, purgeDeliveryLog, purgeMirrorLog, type Deps } from '@teamchat/core';
+import {
+  DELIVERY_LOG_RETENTION_MS, analyzeChangedLogPartitions, announceAutoDisabled, disableIfFailing, ensureDeliveryLogPartitions, failingAfter,
+  failingCandidates, foldEndpointHealth, purgeDeliveryLog, purgeMirrorLog, type Deps, type FailingCandidate,
+} from '@teamchat/core';
 import { readLaneAges } from './lane-ages';
 import type { WebhookQueues } from './queues';
+import { retryOnConflict } from './store';
 import { overdueAccounts } from './sweep';
 
 /** Open rows due for longer than this without a worker on them get their account woken. */
@@ -15,9 +19,32 @@ export const PURGE_EVERY_MS = 60 * 60_000;
  */
 export const PURGE_FIRST_AFTER_MS = 60_000;
 
-/** The maintenance's schedule for an engine started at `startedAt` (ms): its first full purge PURGE_FIRST_AFTER_MS later. */
-export function maintenanceScheduleFrom(startedAt: number): { nextPurgeAt: number } {
-  return { nextPurgeAt: startedAt + PURGE_FIRST_AFTER_MS };
+/**
+ * How often the `failing` check runs (the first one this long after the engine's start): the rule
+ * is 24 h long, so a minute late is 0.07 % of it, and the check's query reads the endpoints table
+ * (failingCandidates) once a minute rather than at every pass.
+ */
+export const FAILING_CHECK_EVERY_MS = 60_000;
+/**
+ * At most this many endpoints disabled per check (each is a transaction and an email to the
+ * account's owners and admins, and the pass also carries the sweep); with more due, the next pass
+ * checks again. FAILING_CHECK_READ endpoints are read per check, oldest streak first.
+ */
+export const FAILING_CHECK_DISABLES = 100;
+export const FAILING_CHECK_READ = 1000;
+
+/** When the maintenance's periodic parts are next due (ms); a missing `nextFailingCheckAt` is due now. */
+export interface MaintenanceSchedule {
+  nextPurgeAt: number;
+  nextFailingCheckAt?: number;
+}
+
+/**
+ * The maintenance's schedule for an engine started at `startedAt` (ms): its first full purge
+ * PURGE_FIRST_AFTER_MS later, its first `failing` check FAILING_CHECK_EVERY_MS later.
+ */
+export function maintenanceScheduleFrom(startedAt: number): Required<MaintenanceSchedule> {
+  return { nextPurgeAt: startedAt + PURGE_FIRST_AFTER_MS, nextFailingCheckAt: startedAt + FAILING_CHECK_EVERY_MS };
 }
 
 /**
@@ -26,11 +53,14 @@ export function maintenanceScheduleFrom(startedAt: number): { nextPurgeAt: numbe
  * lane for a slot, lane-ages.ts) is woken, and whichever dispatcher
  * takes the wake-up reads its due rows (sweep.ts). Every pass folds the endpoints' health
  * deltas into their rollups (docs/webhooks.md "Health and stats rollups") and renews the
- * statistics of a log partition that changed much (analyzeChangedLogPartitions). Hourly, the log's
- * weekly partitions are made ahead and the 30-day purge of the webhook delivery log (dropping
- * whole weeks) and of the mirrors' delivery log (the same retention) runs.
+ * statistics of a log partition that changed much (analyzeChangedLogPartitions). Every minute,
+ * the endpoints whose failures have lasted 24 h are disabled (`failing`, disableFailingEndpoints).
+ * Hourly, the log's weekly partitions are made ahead and the 30-day purge of the webhook delivery
+ * log (dropping whole weeks) and of the mirrors' delivery log (the same retention) runs.
  */
-export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, state: { nextPurgeAt: number }, accountIds?: readonly string[]): Promise<{ woken: number; purged: number }> {
+export async function webhookMaintenance(
+  deps: Deps, queues: WebhookQueues, state: MaintenanceSchedule, accountIds?: readonly string[],
+): Promise<{ woken: number; purged: number; disabled: number }> {
   // Rows waiting in a live process's lane are not lost (lane-ages.ts). Without Redis nothing is
   // known of the lanes, and every overdue row counts, as it would with no lanes at all.
   const waitingSince = await readLaneAges(deps).catch(() => undefined);
@@ -38,8 +68,49 @@ export async function webhookMaintenance(deps: Deps, queues: WebhookQueues, stat
   await queues.wakeAccounts(overdue);
   await foldEndpointHealth(deps.database.db);
   await analyzeChangedLogPartitions(deps.database.db);
+  const disabled = Date.now() >= (state.nextFailingCheckAt ?? 0) ? await failingCheck(deps, state, accountIds) : 0;
   const purged = Date.now() >= state.nextPurgeAt ? await retentionPass(deps, state) : 0;
-  return { woken: overdue.length, purged };
+  return { woken: overdue.length, purged, disabled };
+}
+
+/** The `failing` check of a pass, due every FAILING_CHECK_EVERY_MS, or at the next pass while more are due. */
+async function failingCheck(deps: Deps, state: MaintenanceSchedule, accountIds?: readonly string[]): Promise<number> {
+  state.nextFailingCheckAt = Date.now() + FAILING_CHECK_EVERY_MS;
+  const { disabled, more } = await disableFailingEndpoints(deps, accountIds);
+  if (more) state.nextFailingCheckAt = Date.now();
+  return disabled;
+}
+
+/**
+ * Disables the endpoints the `failing` rule judges so now (spec: Webhook endpoint enablement,
+ * "every delivery failed for 24 hours"), whether or not an attempt fails at that moment: an
+ * endpoint whose retries are spaced out (2 h, 6 h, 12 h, 24 h) would otherwise stay enabled until
+ * its next failure, up to a day late, and that attempt would be sent. The same rule
+ * (failingAfter), disabling (autoDisable: its open deliveries dropped) and notice as an
+ * attempt's record. `more`: endpoints left for the next pass.
+ */
+export async function disableFailingEndpoints(deps: Deps, accountIds?: readonly string[]): Promise<{ disabled: number; more: boolean }> {
+  const now = deps.now();
+  const read = await failingCandidates(deps.database.db, now, { limit: FAILING_CHECK_READ, accountIds });
+  const due = read.filter((endpoint) => failingAfter(endpoint, now));
+  let disabled = 0;
+  for (const endpoint of due.slice(0, FAILING_CHECK_DISABLES)) {
+    if (await disableForFailing(deps, endpoint, now)) disabled += 1;
+  }
+  // A full read may have left due endpoints unread: look again at the next pass while that makes progress.
+  return { disabled, more: due.length > FAILING_CHECK_DISABLES || (read.length === FAILING_CHECK_READ && disabled > 0) };
+}
+
+/**
+ * One endpoint's disabling, judged again under its row's lock (disableIfFailing), then
+ * announced. Its transaction locks the endpoint and then its open rows, as an attempt's record
+ * that disables it does; an attempt recording meanwhile locks them in the other order, and a
+ * deadlock between the two is run again (retryOnConflict).
+ */
+async function disableForFailing(deps: Deps, endpoint: FailingCandidate, now: Date): Promise<boolean> {
+  const disabled = await retryOnConflict(() => deps.database.db.transaction((tx) => disableIfFailing(tx, endpoint.id, now)));
+  if (disabled) await announceAutoDisabled(deps, { accountId: endpoint.accountId, endpointId: endpoint.id, url: endpoint.url, reason: 'failing' });
+  return disabled;
 }
 
 /**

@@ -8,7 +8,7 @@ import {
 import type { WebhookTransport } from './transport';
 import { chargeDeliveryUnits, type DeliveryCharge } from './units';
 import {
-  ACCOUNT_INACTIVE_RECHECK_MS, OPEN_STATUSES, autoDisable, claimMs, failingAfter, isSlow, notifyEndpointDisabled, recordHealth, retryDelayAfter,
+  ACCOUNT_INACTIVE_RECHECK_MS, OPEN_STATUSES, announceAutoDisabled, autoDisable, claimMs, failingAfter, isSlow, recordHealth, retryDelayAfter,
   type AutoDisableReason, type DeliveryContext, type DeliveryStatus, type Deps,
 } from '@teamchat/core';
 import type { Executor } from '@teamchat/db';
@@ -409,11 +409,7 @@ export async function record(
   if (result) disable = result.reason;
   if (!result) return skip(row.id);
   observeAttempt(deps, row, status, sent.latencyMs, now);
-  if (result.disabled && disable) {
-    deps.metrics.endpointsDisabledTotal.inc({ reason: disable });
-    await notifyEndpointDisabled(deps, { accountId: row.accountId, endpointId: endpoint.id, url: endpoint.url, reason: disable }).catch((err: Error) =>
-      deps.logger.error('notifying a disabled endpoint failed', { endpoint_id: endpoint.id, error: err.message }));
-  }
+  if (result.disabled && disable) await announceAutoDisabled(deps, { accountId: row.accountId, endpointId: endpoint.id, url: endpoint.url, reason: disable });
   return done(row.id, status, sent.status, sent.latencyMs, error, result.next);
 }
 

@@ -1,4 +1,6 @@
-import { and, eq, isNull, runStatement, sql, statement, webhookEndpoints, type Executor } from '@teamchat/db';
+import { and, asc, eq, inArray, isNull, lte, runStatement, sql, statement, webhookEndpoints, type Executor } from '@teamchat/db';
+import type { Deps } from '../../context';
+import { notifyEndpointDisabled } from './notify';
 import { FAILING_AFTER_MS, SLOW_MEDIAN_MS, SLOW_WINDOW } from './schedule';
 import { dropOpenDeliveries } from './rows';
 
@@ -10,13 +12,70 @@ import { dropOpenDeliveries } from './rows';
  */
 export type AutoDisableReason = 'gone' | 'failing' | 'slow';
 
+/** The latest start of a failure streak that is `failing` at `now`: FAILING_AFTER_MS before it. */
+function failingCutoff(now: Date): Date {
+  return new Date(now.getTime() - FAILING_AFTER_MS);
+}
+
 /**
- * Whether this failure disables the endpoint (or mirror) for `failing`, judged before the attempt
- * is recorded: every attempt since `failingSince` (the first failure after the last success)
- * failed, for FAILING_AFTER_MS or longer.
+ * THE `failing` rule, for endpoints and mirrors: the target is enabled, its failure streak
+ * (`failingSince`, the first failure since the last success) began FAILING_AFTER_MS ago or more,
+ * and no success was recorded within that time. An attempt's record judges it before recording
+ * its failure; the maintenance's check (failingCandidates, disableIfFailing) judges it as time
+ * passes, so the endpoint is disabled once the 24 h are over, not at the next failure. The last
+ * success counts too because a failure answered before a success but recorded after it (closes
+ * end in any order) starts a streak older than that success.
  */
-export function failingAfter(target: { enabled: boolean; failingSince: Date | null }, now: Date): boolean {
-  return target.enabled && target.failingSince !== null && now.getTime() - target.failingSince.getTime() >= FAILING_AFTER_MS;
+export function failingAfter(target: { enabled: boolean; failingSince: Date | null; lastSuccessAt: Date | null }, now: Date): boolean {
+  const cutoff = failingCutoff(now).getTime();
+  return target.enabled && target.failingSince !== null && target.failingSince.getTime() <= cutoff
+    && (target.lastSuccessAt === null || target.lastSuccessAt.getTime() <= cutoff);
+}
+
+/** An enabled endpoint whose failure streak is old enough for the `failing` rule to look at. */
+export interface FailingCandidate {
+  id: string;
+  accountId: string;
+  url: string;
+  enabled: boolean;
+  failingSince: Date | null;
+  lastSuccessAt: Date | null;
+}
+
+/**
+ * The enabled endpoints whose failure streak began at failingCutoff(now) or before, oldest streak
+ * first, at most `limit`: what failingAfter may judge `failing` (a streak that old with a recent
+ * success is among them; failingAfter leaves it). Only the streak's start is asked here so that
+ * the rule is written once, in failingAfter. `accountIds` narrows it (tests sharing one database).
+ */
+export async function failingCandidates(
+  db: Executor, now: Date, options: { limit: number; accountIds?: readonly string[] },
+): Promise<FailingCandidate[]> {
+  const w = webhookEndpoints;
+  return db
+    .select({ id: w.id, accountId: w.accountId, url: w.url, enabled: w.enabled, failingSince: w.failingSince, lastSuccessAt: w.lastSuccessAt })
+    .from(w)
+    .where(and(
+      eq(w.enabled, true), isNull(w.deletedAt), lte(w.failingSince, failingCutoff(now)),
+      options.accountIds ? inArray(w.accountId, [...options.accountIds]) : undefined,
+    ))
+    .orderBy(asc(w.failingSince), asc(w.id))
+    .limit(options.limit);
+}
+
+/**
+ * Disables the endpoint for `failing` when failingAfter still judges it so with its row locked
+ * (an attempt may have recorded a success since it was picked), through autoDisable, as an
+ * attempt's record does: its open deliveries dropped. True when this call disabled it.
+ */
+export async function disableIfFailing(tx: Executor, endpointId: string, now: Date): Promise<boolean> {
+  const w = webhookEndpoints;
+  const [row] = await tx
+    .select({ enabled: w.enabled, failingSince: w.failingSince, lastSuccessAt: w.lastSuccessAt })
+    .from(w)
+    .where(eq(w.id, endpointId))
+    .for('no key update');
+  return row !== undefined && failingAfter(row, now) && (await autoDisable(tx, endpointId, 'failing', now));
 }
 
 /** Successes closer together than this write an endpoint's health once: a busy endpoint's row is not rewritten per delivery. */
@@ -95,4 +154,16 @@ export async function autoDisable(tx: Executor, endpointId: string, reason: Auto
   if (rows.length === 0) return false;
   await dropOpenDeliveries(tx, endpointId, `endpoint disabled (${reason})`);
   return true;
+}
+
+/**
+ * What follows an automatic disabling once it is committed: the metric, and the owners' and
+ * admins' notice and email. A notice that fails is logged; the disabling stands.
+ */
+export async function announceAutoDisabled(
+  deps: Deps, input: { accountId: string; endpointId: string; url: string; reason: AutoDisableReason },
+): Promise<void> {
+  deps.metrics.endpointsDisabledTotal.inc({ reason: input.reason });
+  await notifyEndpointDisabled(deps, input).catch((err: Error) =>
+    deps.logger.error('notifying a disabled endpoint failed', { endpoint_id: input.endpointId, error: err.message }));
 }
