@@ -1,7 +1,8 @@
 /**
  * The migrate path on a table that already holds messages (docs/operations.md "Migrations"):
  * migration 0004 neither rewrites `messages` nor builds its indexes in drizzle's transaction; the
- * online steps fill `search_vector` and build the indexes CONCURRENTLY, so writes go on meanwhile; migration 0010 leaves its index to an online step the same way.
+ * online steps fill `search_vector` and build the indexes CONCURRENTLY, so writes go on meanwhile.
+ * Migration 0010 leaves its index to an online step the same way.
  */
 import fs from 'node:fs';
 import os from 'node:os';
