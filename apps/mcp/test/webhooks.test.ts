@@ -291,15 +291,15 @@ describe('webhook limits answer as tool errors with the spec body and Retry-Afte
   test('test events: the 11th within a minute is rate_limited, scope webhook_test_per_minute, retry_after', async () => {
     const s = await setup();
     const ep = body(await registerThroughMcp(s));
-    await enableOnDashboard(s, ep.id); // its own test event is not one of the 10
-    for (let i = 0; i < MANUAL_DELIVERY_LIMITS.test.limit; i++) body(await call(s.client, 'send_webhook_test', { endpoint_id: ep.id }));
+    await enableOnDashboard(s, ep.id); // its own test event is the first of the 10
+    for (let i = 1; i < MANUAL_DELIVERY_LIMITS.test.limit; i++) body(await call(s.client, 'send_webhook_test', { endpoint_id: ep.id }));
     const r = await call(s.client, 'send_webhook_test', { endpoint_id: ep.id });
     const e = toolError(r);
     expect(e).toMatchObject({ http_status: 429, error: { code: 'rate_limited', scope: 'webhook_test_per_minute', limit: 10 } });
     expect(e.error.retry_after).toBeGreaterThan(0);
     expect(e.error.retry_after).toBeLessThanOrEqual(60);
     expect((r.content as Array<{ text: string }>)[0].text).toMatch(/^rate_limited: .* Retry after \d+ s\.$/);
-    expect(s.mine()).toHaveLength(11);
+    expect(s.mine()).toHaveLength(MANUAL_DELIVERY_LIMITS.test.limit); // the enable's test and 9 more
   });
 
   test('replays: the 61st within an hour is rate_limited, scope webhook_replay_per_hour, retry_after', async () => {
