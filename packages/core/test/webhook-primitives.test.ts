@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { Webhook } from 'standardwebhooks';
-import { AppError, generateSigningSecret, isPublicAddress, loadConfig, parseDurationList, WARNED_MARKER, signatureHeaders, vetWebhookUrl, RESOLUTION_REUSE_MS } from '../src';
+import { AppError, generateSigningSecret, isPublicAddress, loadConfig, parseDurationList, WARNED_MARKER, signatureHeaders, vetWebhookUrl, RESOLUTION_REUSE_MS, RESOLVE_TIMEOUT_MS } from '../src';
 
 const stripe = new Stripe('sk_test_unused');
 
@@ -116,6 +116,27 @@ describe('webhook URL guard (spec: public https only; each forbidden range)', ()
     await expect(vetWebhookUrl('https://flaky.example/hook', { allowedHosts: [], resolve })).rejects.toMatchObject({ extras: { reason: 'unresolvable' } });
     expect((await vetWebhookUrl('https://flaky.example/hook', { allowedHosts: [], resolve })).address).toBe('1.1.1.1');
     expect(lookups).toBe(2);
+  });
+
+  it('a lookup without an answer within RESOLVE_TIMEOUT_MS is unresolvable; callers meanwhile share the one lookup, which is used once it answers', async () => {
+    let lookups = 0;
+    let answer: (a: Array<{ address: string; family: number }>) => void = () => undefined;
+    const resolve = () => {
+      lookups += 1;
+      return new Promise<Array<{ address: string; family: number }>>((r) => (answer = r));
+    };
+    const started = performance.now();
+    const first = vetWebhookUrl('https://slow-dns.example/hook', { allowedHosts: [], resolve });
+    await new Promise((r) => setTimeout(r, 200));
+    const second = vetWebhookUrl('https://slow-dns.example/hook', { allowedHosts: [], resolve });
+    await expect(first).rejects.toMatchObject({ extras: { reason: 'unresolvable' } });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(RESOLVE_TIMEOUT_MS - 5);
+    await expect(second).rejects.toMatchObject({ extras: { reason: 'unresolvable' } });
+    expect(lookups).toBe(1);
+    answer([{ address: '1.1.1.1', family: 4 }]);
+    await new Promise((r) => setImmediate(r));
+    expect((await vetWebhookUrl('https://slow-dns.example/hook', { allowedHosts: [], resolve })).address).toBe('1.1.1.1');
+    expect(lookups).toBe(1);
   });
 
   it('WEBHOOK_ALLOWED_HOSTS exempts a host from the address rule, never from https', async () => {

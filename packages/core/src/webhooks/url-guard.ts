@@ -180,6 +180,26 @@ function resolveShared(resolve: Resolve, host: string): Promise<Addresses> {
   return entry.answer;
 }
 
+/**
+ * How long a caller waits for the resolver's answer (ms); past it the name counts as not
+ * resolving (`unresolvable`) and an attempt is failed and retried on the schedule. getaddrinfo has
+ * no timeout of its own (the system resolver's retries can take 10-30 s), and an attempt's claim
+ * and its account's in-flight slot last the receiver's answer time plus CLAIM_MARGIN_MS (5 s) for
+ * DNS, TLS and recording: a lookup slower than that would let the claim lapse while the attempt
+ * still runs. The lookup itself is not cancelled (libuv cannot): it stays the one shared lookup
+ * of that name until it settles, so a hanging name holds one resolver thread, never more.
+ */
+export const RESOLVE_TIMEOUT_MS = 2_000;
+
+function withinResolveTimeout(answer: Promise<Addresses>): Promise<Addresses> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('resolver timed out')), RESOLVE_TIMEOUT_MS);
+    timer.unref();
+  });
+  return Promise.race([answer, timeout]).finally(() => clearTimeout(timer));
+}
+
 export async function vetWebhookUrl(raw: string, opts: { allowedHosts: readonly string[]; resolve?: Resolve }): Promise<VettedUrl> {
   const url = parseWebhookUrl(raw);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
@@ -192,9 +212,9 @@ export async function vetWebhookUrl(raw: string, opts: { allowedHosts: readonly 
     addresses = [{ address: host, family: literal }];
   } else {
     try {
-      addresses = await resolveShared(opts.resolve ?? systemResolve, host);
+      addresses = await withinResolveTimeout(resolveShared(opts.resolve ?? systemResolve, host));
     } catch {
-      return refuse('unresolvable', `The host ${host} does not resolve.`);
+      return refuse('unresolvable', `The host ${host} does not resolve (no answer, or none within ${RESOLVE_TIMEOUT_MS / 1000} s).`);
     }
     if (addresses.length === 0) refuse('unresolvable', `The host ${host} does not resolve.`);
   }
