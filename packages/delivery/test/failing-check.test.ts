@@ -1,11 +1,10 @@
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { and, eq, notifications, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { disableIfFailing, failingCandidates, newId, recordHealth } from '@teamchat/core';
 import { FAILING_CHECK_EVERY_MS, WebhookQueues, maintenanceScheduleFrom, webhookMaintenance } from '../src';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
 import { addPerson, newAccount, type Harness, type TestAccount } from '../../../test/support/harness';
 import { createEndpointRow, endpointRow, startWebhookHarness } from '../../../test/support/webhooks';
+import { startSmtpSink, type Mail, type SmtpSink } from '../../../test/support/smtp-sink';
 
 /**
  * Spec: Webhook endpoint enablement, "enabled | every delivery failed for 24 hours | automatic |
@@ -15,40 +14,22 @@ import { createEndpointRow, endpointRow, startWebhookHarness } from '../../../te
  * the retry schedule may put a day later. Real PostgreSQL, Redis and SMTP (smtp-server on
  * loopback). A database of its own: the check reads the whole endpoints table.
  */
-interface Mail { to: string[]; raw: string }
-
 const HOUR = 3600_000;
 let db: { name: string; url: string };
-let smtp: SMTPServer;
-const inbox: Mail[] = [];
+let smtp: SmtpSink;
 let h: Harness;
 let queues: WebhookQueues;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, session, callback) {
-      let raw = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk: string) => { raw += chunk; });
-      stream.on('end', () => {
-        inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  const { port } = smtp.server.address() as AddressInfo;
+  smtp = await startSmtpSink();
   db = await createMigratedDatabase('teamchat_whfailing');
-  h = await startWebhookHarness({ databaseUrl: db.url, smtpUrl: `smtp://127.0.0.1:${port}`, smtpFrom: 'teamchat <no-reply@teamchat.test>' });
+  h = await startWebhookHarness({ databaseUrl: db.url, ...smtp.config });
   queues = new WebhookQueues(h.deps);
 });
 afterAll(async () => {
   await queues.close();
   await h.close();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await smtp.close();
   await dropDatabase(db.name);
 });
 
@@ -81,7 +62,7 @@ async function failingEndpoint(acc: TestAccount, health: { failingSince: Date; l
 }
 
 const deliveryRow = async (id: string) => (await h.deps.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id)))[0];
-const mailsAbout = (endpointId: string) => inbox.filter((m) => m.raw.includes(endpointId));
+const mailsAbout = (endpointId: string) => smtp.inbox.filter((m) => m.raw.includes(endpointId));
 async function disabledCount(): Promise<number> {
   return (await h.deps.metrics.endpointsDisabledTotal.get()).values.find((v) => v.labels.reason === 'failing')?.value ?? 0;
 }
@@ -115,7 +96,7 @@ describe('failing is applied once 24 h have passed, by the maintenance (spec: We
       expect(mail.raw).toMatch(/Subject: Webhook endpoint disabled/);
       expect(mail.raw).not.toContain('hook-private-path');
     }
-    expect(inbox.some((m) => m.to.includes(memberEmail))).toBe(false);
+    expect(smtp.inbox.some((m) => m.to.includes(memberEmail))).toBe(false);
 
     // Once disabled, later checks leave it (and mail no one again).
     expect((await webhookMaintenance(h.deps, queues, checkDue(), [acc.accountId])).disabled).toBe(0);

@@ -1,5 +1,3 @@
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { newId, type MirrorFormat } from '@teamchat/core';
 import { asc, eq, mirrorDeliveries, mirrorLines, mirrors, notifications } from '@teamchat/db';
 import { acquireInFlightSlots, startDeliveryEngine, type DeliveryEngine } from '../src';
@@ -7,6 +5,7 @@ import { addPerson, type Harness } from '../../../test/support/harness';
 import { startReceiver, type Received, type Receiver } from '../../../test/support/https-receiver';
 import { makeChannel, memberCaller, messagingAccount, post, type MessagingAccount } from '../../../test/support/messaging';
 import { eventually, startWebhookHarness } from '../../../test/support/webhooks';
+import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp-sink';
 
 /**
  * docs/mirrors.md "Sending": posts in covered channels reach a real HTTPS receiver on loopback
@@ -14,30 +13,15 @@ import { eventually, startWebhookHarness } from '../../../test/support/webhooks'
  * (429 Retry-After, Discord's retry_after) is honoured without counting as a failure; one
  * message per second per mirror, waiting lines merged; 410 disables and emails owners and admins.
  */
-interface Mail { to: string[]; raw: string }
-let smtp: SMTPServer;
-const inbox: Mail[] = [];
+let smtp: SmtpSink;
 let h: Harness;
 let rx: Receiver;
 let worker: DeliveryEngine;
 const accountIds: string[] = [];
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true, disabledCommands: ['STARTTLS'], logger: false,
-    onData(stream, session, callback) {
-      let raw = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk: string) => { raw += chunk; });
-      stream.on('end', () => {
-        inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  const { port } = smtp.server.address() as AddressInfo;
-  h = await startWebhookHarness({ smtpUrl: `smtp://127.0.0.1:${port}`, smtpFrom: 'teamchat <no-reply@teamchat.test>' });
+  smtp = await startSmtpSink();
+  h = await startWebhookHarness({ ...smtp.config });
   rx = await startReceiver();
   worker = startDeliveryEngine(h.deps, { accountIds, mirrors: { scanMs: 50 } });
 });
@@ -45,7 +29,7 @@ afterAll(async () => {
   await worker.close();
   await rx.close();
   await h.close();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await smtp.close();
 });
 
 async function setup(format: MirrorFormat) {
@@ -182,7 +166,7 @@ describe('a mirror delivers posts to a loopback HTTPS receiver', () => {
     const notes = await h.deps.database.db.select().from(notifications).where(eq(notifications.accountId, s.a.accountId));
     expect(notes.map((n) => n.kind)).toEqual(['mirror.disabled', 'mirror.disabled']);
     const mails = await eventually(async () => {
-      const m = inbox.filter((x) => x.raw.includes(s.id));
+      const m = smtp.inbox.filter((x) => x.raw.includes(s.id));
       return m.length >= 2 ? m : null;
     }, 10_000, 'the emails');
     expect(mails.flatMap((m) => m.to).sort()).toEqual([s.a.owner.email, admin.email].sort());

@@ -1,49 +1,30 @@
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { emailNotifications, notifyAccountAdmins, openWebhookSecret, recordAdminNotifications } from '@teamchat/core';
 import { eq, notifications, webhookEndpoints } from '@teamchat/db';
 import { addPerson, startHarness, type Harness } from '../../../../test/support/harness';
 import { LOOPBACK_ONLY, closedPort, registered, webhookAccount } from './endpoint-helpers';
+import { startSmtpSink, type Mail, type SmtpSink } from '../../../../test/support/smtp-sink';
 
 /**
  * docs/webhooks.md "Notifications": each disabling (and a credential's registration or risky change) notifies the
  * account's owners and admins: a notifications row each, plus an email through nodemailer when
  * SMTP_URL is set. The email is received here by smtp-server on loopback.
  */
-interface Mail { to: string[]; raw: string }
-
-let smtp: SMTPServer;
-const inbox: Mail[] = [];
+let smtp: SmtpSink;
 let h: Harness;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, session, callback) {
-      let raw = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk: string) => { raw += chunk; });
-      stream.on('end', () => {
-        inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  const { port } = smtp.server.address() as AddressInfo;
-  h = await startHarness({ ...LOOPBACK_ONLY, smtpUrl: `smtp://127.0.0.1:${port}`, smtpFrom: 'teamchat <no-reply@teamchat.test>' });
+  smtp = await startSmtpSink();
+  h = await startHarness({ ...LOOPBACK_ONLY, ...smtp.config });
 });
 afterAll(async () => {
   await h.close();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await smtp.close();
 });
 
 async function mailFor(email: string, timeoutMs = 10_000): Promise<Mail> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const found = inbox.find((m) => m.to.includes(email));
+    const found = smtp.inbox.find((m) => m.to.includes(email));
     if (found) return found;
     if (Date.now() > until) throw new Error(`no mail for ${email}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -73,7 +54,7 @@ describe('Notifications to owners and admins (spec: enablement table, "owners an
       const secret = openWebhookSecret(h.deps.config, row.secretEnc);
       expect(mail.raw).not.toContain(secret.slice(6, 30));
     }
-    expect(inbox.some((m) => m.to.includes(member.email))).toBe(false);
+    expect(smtp.inbox.some((m) => m.to.includes(member.email))).toBe(false);
     const notes = await noticesOf(a.accountId);
     expect(notes.map((n) => n.userId).sort()).toEqual([a.owner.userId, admin.user_id].sort());
     // emailed_at is stamped once the mail is accepted.
