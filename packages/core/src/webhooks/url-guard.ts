@@ -156,30 +156,6 @@ type Addresses = Array<{ address: string; family: number }>;
  */
 const resolutions = new WeakMap<Resolve, Map<string, { answer: Promise<Addresses>; at: number | null }>>();
 
-function resolveShared(resolve: Resolve, host: string): Promise<Addresses> {
-  let known = resolutions.get(resolve);
-  if (!known) resolutions.set(resolve, (known = new Map()));
-  const found = known.get(host);
-  // A monotonic clock: a wall clock stepped back would stretch the window.
-  if (found && (found.at === null || performance.now() - found.at <= RESOLUTION_REUSE_MS)) return found.answer;
-  const entry: { answer: Promise<Addresses>; at: number | null } = { answer: resolve(host), at: null };
-  known.delete(host);
-  known.set(host, entry);
-  if (known.size > RESOLUTIONS_REMEMBERED) known.delete(known.keys().next().value!);
-  const forget = () => {
-    if (known.get(host) === entry) known.delete(host);
-  };
-  entry.answer.then(
-    (addresses) => {
-      // An empty answer is a failed lookup (the name does not resolve): not kept either.
-      if (addresses.length === 0) forget();
-      else entry.at = performance.now();
-    },
-    forget,
-  );
-  return entry.answer;
-}
-
 /**
  * How long a caller waits for the resolver's answer (ms); past it the name counts as not
  * resolving (`unresolvable`) and an attempt is failed and retried on the schedule. getaddrinfo has
@@ -200,6 +176,34 @@ function withinResolveTimeout(answer: Promise<Addresses>): Promise<Addresses> {
   return Promise.race([answer, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** The name's answer: an answer already in (used again, no wait), or the lookup under way, awaited RESOLVE_TIMEOUT_MS at most. */
+function resolveShared(resolve: Resolve, host: string): Promise<Addresses> {
+  let known = resolutions.get(resolve);
+  if (!known) resolutions.set(resolve, (known = new Map()));
+  const found = known.get(host);
+  if (found) {
+    if (found.at === null) return withinResolveTimeout(found.answer);
+    // A monotonic clock: a wall clock stepped back would stretch the window.
+    if (performance.now() - found.at <= RESOLUTION_REUSE_MS) return found.answer;
+  }
+  const entry: { answer: Promise<Addresses>; at: number | null } = { answer: resolve(host), at: null };
+  known.delete(host);
+  known.set(host, entry);
+  if (known.size > RESOLUTIONS_REMEMBERED) known.delete(known.keys().next().value!);
+  const forget = () => {
+    if (known.get(host) === entry) known.delete(host);
+  };
+  entry.answer.then(
+    (addresses) => {
+      // An empty answer is a failed lookup (the name does not resolve): not kept either.
+      if (addresses.length === 0) forget();
+      else entry.at = performance.now();
+    },
+    forget,
+  );
+  return withinResolveTimeout(entry.answer);
+}
+
 export async function vetWebhookUrl(raw: string, opts: { allowedHosts: readonly string[]; resolve?: Resolve }): Promise<VettedUrl> {
   const url = parseWebhookUrl(raw);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
@@ -212,7 +216,7 @@ export async function vetWebhookUrl(raw: string, opts: { allowedHosts: readonly 
     addresses = [{ address: host, family: literal }];
   } else {
     try {
-      addresses = await withinResolveTimeout(resolveShared(opts.resolve ?? systemResolve, host));
+      addresses = await resolveShared(opts.resolve ?? systemResolve, host);
     } catch {
       return refuse('unresolvable', `The host ${host} does not resolve (no answer, or none within ${RESOLVE_TIMEOUT_MS / 1000} s).`);
     }
