@@ -18,7 +18,8 @@ interface CursorBody {
   k: unknown[];
 }
 
-const invalid = (why: string): AppError => new AppError('invalid_cursor', `The cursor is ${why}.`);
+/** 400 invalid_cursor (spec: a malformed, expired or foreign cursor), saying `why`: the one place this error is made. */
+export const invalidCursor = (why: string): AppError => new AppError('invalid_cursor', `The cursor is ${why}.`);
 
 /**
  * Opaque signed cursors: base64url(JSON) + "." + HMAC. The keyset values `k` are whatever the
@@ -36,17 +37,17 @@ export class CursorCodec {
 
   decode(binding: CursorBinding, cursor: string): unknown[] {
     const [payload, sig, extra] = cursor.split('.');
-    if (!payload || !sig || extra !== undefined) throw invalid('malformed');
-    if (!safeEqual(sig, hmacHex(this.key, payload).slice(0, 32))) throw invalid('malformed');
+    if (!payload || !sig || extra !== undefined) throw invalidCursor('malformed');
+    if (!safeEqual(sig, hmacHex(this.key, payload).slice(0, 32))) throw invalidCursor('malformed');
     let body: CursorBody;
     try {
       body = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as CursorBody;
     } catch {
-      throw invalid('malformed');
+      throw invalidCursor('malformed');
     }
-    if (!Array.isArray(body.k) || typeof body.e !== 'number') throw invalid('malformed');
-    if (body.e < this.now()) throw invalid('expired');
-    if (body.l !== binding.list || body.c !== binding.caller) throw invalid('not yours or not for this list');
+    if (!Array.isArray(body.k) || typeof body.e !== 'number') throw invalidCursor('malformed');
+    if (body.e < this.now()) throw invalidCursor('expired');
+    if (body.l !== binding.list || body.c !== binding.caller) throw invalidCursor('not yours or not for this list');
     return body.k;
   }
 }

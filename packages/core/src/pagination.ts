@@ -1,14 +1,12 @@
 import Joi from 'joi';
 import { asc, desc, gt, lt, type AnyColumn } from '@teamchat/db';
-import { AppError } from './errors';
+import { invalidCursor } from './cursor';
 
 /** `?limit=` 1..200, default 50; `?cursor=` opaque, at most 2,048 characters. */
 export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 200;
 export const CURSOR_MAX_LENGTH = 2048;
 
-/** 400 invalid_cursor (spec: a malformed, expired or foreign cursor), saying `why`. */
-export const invalidCursor = (why: string): AppError => new AppError('invalid_cursor', `The cursor is ${why}.`);
 
 export const listQuerySchema = {
   limit: Joi.number().integer().min(1).max(LIST_LIMIT_MAX).default(LIST_LIMIT_DEFAULT),

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { AppError, parseTs } from '@teamchat/core';
+import { AppError, invalidCursor, parseTs } from '@teamchat/core';
 
 /**
  * If-Match carries an ETag from a GET or a write answer: `"3"` (also accepted: `W/"3"`, `3`).
@@ -16,7 +16,7 @@ export function ifMatchVersion(req: Request): number | undefined {
 /** Decodes a ts-keyset cursor value (a string of microseconds, so it stays JSON-safe). */
 export function tsKeyset(after: unknown): bigint | null {
   if (after === null) return null;
-  if (typeof after !== 'string' || !/^\d{1,20}$/.test(after)) throw new AppError('invalid_cursor', 'The cursor is malformed.');
+  if (typeof after !== 'string' || !/^\d{1,20}$/.test(after)) throw invalidCursor('malformed');
   return BigInt(after);
 }
 
