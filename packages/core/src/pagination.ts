@@ -7,7 +7,6 @@ export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 200;
 export const CURSOR_MAX_LENGTH = 2048;
 
-
 export const listQuerySchema = {
   limit: Joi.number().integer().min(1).max(LIST_LIMIT_MAX).default(LIST_LIMIT_DEFAULT),
   // Whatever Joi finds wrong with `cursor` (empty, too long, repeated so it arrives as a list)

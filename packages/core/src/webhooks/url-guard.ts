@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { errors } from '../errors';
 import { memoBounded } from '../bounded-memo';
+import { withTimeout } from '../ops/timeout';
 
 /**
  * The webhook URL guard, run at registration, on every URL change, and again before every
@@ -149,12 +150,15 @@ const RESOLUTIONS_REMEMBERED = 10_000;
 
 type Addresses = Array<{ address: string; family: number }>;
 
+/** A lookup of one name: its answer, and when it came (null while the lookup is under way). */
+type ResolutionEntry = { answer: Promise<Addresses>; at: number | null };
+
 /**
  * Per resolver, by name: the lookup under way (attempts that vet the same name at the same
  * moment share ONE lookup) or its answer and when it came (used again for RESOLUTION_REUSE_MS).
  * A failed lookup (an error or no address) is not kept.
  */
-const resolutions = new WeakMap<Resolve, Map<string, { answer: Promise<Addresses>; at: number | null }>>();
+const resolutions = new WeakMap<Resolve, Map<string, ResolutionEntry>>();
 
 /**
  * How long a caller waits for the resolver's answer (ms); past it the name counts as not
@@ -167,26 +171,20 @@ const resolutions = new WeakMap<Resolve, Map<string, { answer: Promise<Addresses
  */
 export const RESOLVE_TIMEOUT_MS = 2_000;
 
-function withinResolveTimeout(answer: Promise<Addresses>): Promise<Addresses> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('resolver timed out')), RESOLVE_TIMEOUT_MS);
-    timer.unref();
-  });
-  return Promise.race([answer, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** The name's answer: an answer already in (used again, no wait), or the lookup under way, awaited RESOLVE_TIMEOUT_MS at most. */
+/** The name's answer: one already in (used again, no wait), or the lookup under way, awaited RESOLVE_TIMEOUT_MS at most. */
 function resolveShared(resolve: Resolve, host: string): Promise<Addresses> {
   let known = resolutions.get(resolve);
   if (!known) resolutions.set(resolve, (known = new Map()));
-  const found = known.get(host);
-  if (found) {
-    if (found.at === null) return withinResolveTimeout(found.answer);
-    // A monotonic clock: a wall clock stepped back would stretch the window.
-    if (performance.now() - found.at <= RESOLUTION_REUSE_MS) return found.answer;
-  }
-  const entry: { answer: Promise<Addresses>; at: number | null } = { answer: resolve(host), at: null };
+  let entry = known.get(host);
+  // A monotonic clock: a wall clock stepped back would stretch the window.
+  if (entry && entry.at !== null && performance.now() - entry.at <= RESOLUTION_REUSE_MS) return entry.answer;
+  if (!entry || entry.at !== null) entry = startLookup(known, resolve, host);
+  return withTimeout(entry.answer, RESOLVE_TIMEOUT_MS, `the resolver for ${host}`);
+}
+
+/** A new lookup of `host`, remembered as the one under way; its answer is kept once it comes, a failure is forgotten. */
+function startLookup(known: Map<string, ResolutionEntry>, resolve: Resolve, host: string): ResolutionEntry {
+  const entry: ResolutionEntry = { answer: resolve(host), at: null };
   known.delete(host);
   known.set(host, entry);
   if (known.size > RESOLUTIONS_REMEMBERED) known.delete(known.keys().next().value!);
@@ -201,7 +199,7 @@ function resolveShared(resolve: Resolve, host: string): Promise<Addresses> {
     },
     forget,
   );
-  return withinResolveTimeout(entry.answer);
+  return entry;
 }
 
 export async function vetWebhookUrl(raw: string, opts: { allowedHosts: readonly string[]; resolve?: Resolve }): Promise<VettedUrl> {
