@@ -313,6 +313,12 @@ export const webhookEndpoints = pgTable('webhook_endpoints', {
   disabledReason: text('disabled_reason'), // awaiting_enable | failing | gone | slow | manual
   /** events created before this moment are never sent to the endpoint (raised while disabled) */
   enabledAt: tstz('enabled_at'),
+  /**
+   * Set by enabling, cleared once the enable's test event is recorded: until then the endpoint's
+   * event deliveries wait, so the test is delivered first (docs/webhooks.md "Enabling delivers a
+   * test event first"). The time bounds the wait if the enabling request dies before clearing it.
+   */
+  enableTestUntil: tstz('enable_test_until'),
   disabledAt: tstz('disabled_at'),
   secretEnc: text('secret_enc').notNull(),
   secretPendingReveal: boolean('secret_pending_reveal').notNull().default(false),

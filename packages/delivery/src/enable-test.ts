@@ -1,4 +1,6 @@
+import { and, eq, webhookEndpoints } from '@teamchat/db';
 import { AppError, type Deps } from '@teamchat/core';
+import { webhookQueuesFor } from './queues';
 import { deliverTestEvent } from './test-event';
 
 /**
@@ -17,13 +19,38 @@ export interface EnableTestResult {
  * Delivers the enable's test event after the enabling transaction has committed. The enable
  * stands whatever happens here: a failed test, or a test that could not even be attempted, is
  * reported in the answer (`status: failed` with an error) and logged, never thrown.
+ *
+ * The enabling transaction set the endpoint's hold (`holdUntil`, enableTestHoldMs): its event
+ * deliveries wait while it lasts, so none reaches the receiver before the test. Once the test is
+ * recorded, whatever its result, the hold is lifted and the account woken, for the deliveries
+ * that waited to go at once (docs/webhooks.md "Enabling delivers a test event first").
  */
-export async function deliverEnableTest(deps: Deps, input: { accountId: string; endpointId: string }): Promise<EnableTestResult> {
+export async function deliverEnableTest(deps: Deps, input: { accountId: string; endpointId: string; holdUntil: Date | null }): Promise<EnableTestResult> {
   try {
     return await deliverTestEvent(deps, input);
   } catch (err) {
     const code = err instanceof AppError ? err.code : 'internal';
     deps.logger.warn('enable test delivery could not be made', { endpoint_id: input.endpointId, error: (err as Error).message });
     return { delivery_id: null, status: 'failed', response_status: null, latency_ms: null, error: code };
+  } finally {
+    if (input.holdUntil) await liftEnableTestHold(deps, input.accountId, input.endpointId, input.holdUntil);
+  }
+}
+
+/**
+ * Lifts the hold this enable set (only that one: an enable that came after holds on with its own),
+ * then wakes the account's due rows. Neither failing throws: the hold then lapses at its time and
+ * the held rows look again on their own (ENABLE_TEST_RECHECK_MS).
+ */
+async function liftEnableTestHold(deps: Deps, accountId: string, endpointId: string, holdUntil: Date): Promise<void> {
+  try {
+    const lifted = await deps.database.db
+      .update(webhookEndpoints)
+      .set({ enableTestUntil: null })
+      .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.enableTestUntil, holdUntil)))
+      .returning({ id: webhookEndpoints.id });
+    if (lifted.length > 0) await webhookQueuesFor(deps).wakeAccounts([accountId]);
+  } catch (err) {
+    deps.logger.warn('lifting an enable test\'s hold failed; it lapses at its time', { endpoint_id: endpointId, error: (err as Error).message });
   }
 }

@@ -8,7 +8,7 @@ import {
 import type { WebhookTransport } from './transport';
 import { chargeDeliveryUnits, type DeliveryCharge } from './units';
 import {
-  ACCOUNT_INACTIVE_RECHECK_MS, OPEN_STATUSES, announceAutoDisabled, autoDisable, claimMs, failingAfter, isSlow, recordHealth, retryDelayAfter,
+  ACCOUNT_INACTIVE_RECHECK_MS, ENABLE_TEST_RECHECK_MS, OPEN_STATUSES, announceAutoDisabled, autoDisable, claimMs, failingAfter, isSlow, recordHealth, retryDelayAfter,
   type AutoDisableReason, type DeliveryContext, type DeliveryStatus, type Deps,
 } from '@teamchat/core';
 import type { Executor } from '@teamchat/db';
@@ -33,14 +33,14 @@ import type { Executor } from '@teamchat/db';
  */
 export type AttemptOutcome =
   | { kind: 'done'; deliveryId: string; status: DeliveryStatus; responseStatus: number | null; latencyMs: number | null; error: string | null; next: { id: string; accountId: string; at: Date } | null; nextRetryAt: Date | null }
-  | { kind: 'wait'; deliveryId: string; until: Date; reason: 'not_due' | 'claimed' | 'account_inactive' | 'call_units_spent' | 'in_flight_cap' }
+  | { kind: 'wait'; deliveryId: string; until: Date; reason: 'not_due' | 'claimed' | 'account_inactive' | 'enable_test' | 'call_units_spent' | 'in_flight_cap' }
   | { kind: 'skip'; deliveryId: string; reason: 'missing' | 'closed' };
 
 /** What the rules say about sending a row now (ONE function: every path judges rows with it). */
 export type Eligibility =
   | { kind: 'send' }
   | { kind: 'drop'; error: string }
-  | { kind: 'wait'; until: Date; reason: 'not_due' | 'claimed' | 'account_inactive' }
+  | { kind: 'wait'; until: Date; reason: 'not_due' | 'claimed' | 'account_inactive' | 'enable_test' }
   | { kind: 'skip'; reason: 'missing' | 'closed' };
 
 export function eligibility(
@@ -62,6 +62,12 @@ export function eligibility(
   if ((row.kind === 'event' || unvetted) && !endpoint.enabled) return { kind: 'drop', error: `dropped: endpoint disabled (${endpoint.disabledReason ?? 'manual'})` };
   // Read-only or suspended account: deliveries wait (nothing is dropped) and are looked at again later.
   if (account.state !== 'active') return { kind: 'wait', until: new Date(now.getTime() + ACCOUNT_INACTIVE_RECHECK_MS), reason: 'account_inactive' };
+  // Enabling delivers its test event first (spec: Delivery behaviour 6): the endpoint's event
+  // deliveries wait while the enable's test is under way (docs/webhooks.md "Enabling delivers a
+  // test event first"); tests and replays are explicit requests and go.
+  if (row.kind === 'event' && endpoint.enableTestUntil !== null && endpoint.enableTestUntil > now) {
+    return { kind: 'wait', until: new Date(Math.min(endpoint.enableTestUntil.getTime(), now.getTime() + ENABLE_TEST_RECHECK_MS)), reason: 'enable_test' };
+  }
   return { kind: 'send' };
 }
 
@@ -148,7 +154,7 @@ export async function runPipeline(
       const outcome: AttemptOutcome = verdict.kind === 'wait'
         ? { kind: 'wait', deliveryId: id, until: verdict.until, reason: verdict.reason }
         : { kind: 'skip', deliveryId: id, reason: verdict.reason };
-      // A claimed row that waits (its account is not active) gives its claim back.
+      // A claimed row that waits (its account is not active, its endpoint's enable test is under way) gives its claim back.
       out[i] = ctx ? releaseClaims(db, [id], rowClaim).then(() => outcome) : Promise.resolve(outcome);
     }
   });

@@ -89,7 +89,7 @@ function warmUpEndpoint(deps: Deps): DeliveryContext['endpoint'] {
     url: 'https://localhost/warm-up', events: ['message.posted'], allChannels: true, channelIds: [], payload: 'text',
     enabled: true, disabledReason: null, enabledAt: now, disabledAt: null,
     secretEnc: sealWebhookSecret(deps.config, generateSigningSecret()), secretPendingReveal: false, previousSecretEnc: null, previousValidUntil: null, authorizationEnc: null,
-    failingSince: null, lastSuccessAt: null, lastFailureAt: null, version: 1, createdAt: now, updatedAt: now, deletedAt: null,
+    failingSince: null, lastSuccessAt: null, lastFailureAt: null, enableTestUntil: null, version: 1, createdAt: now, updatedAt: now, deletedAt: null,
   };
 }
 

@@ -75,7 +75,7 @@ export const endpointHandlers = {
     mailInBackground(deps, out.notifications);
     const view = toWebhookEndpointView(out.endpoint, { now: deps.now() });
     // Enabling delivers a test event first (once committed); the enable stands whatever its result.
-    const testDelivery = out.enabled ? await deliverEnableTest(deps, { accountId: actor.accountId, endpointId: out.endpoint.id }) : undefined;
+    const testDelivery = out.enabled ? await deliverEnableTest(deps, { accountId: actor.accountId, endpointId: out.endpoint.id, holdUntil: out.endpoint.enableTestUntil }) : undefined;
     sendEndpoint(res, 200, testDelivery ? { ...view, test_delivery: testDelivery } : view);
   },
 

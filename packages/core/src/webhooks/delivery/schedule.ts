@@ -18,6 +18,22 @@ export function claimMs(config: Pick<Config, 'webhookTimeoutMs'>): number {
   return config.webhookTimeoutMs + CLAIM_MARGIN_MS;
 }
 
+/**
+ * How long enabling holds the endpoint's event deliveries back for its test event (spec: Delivery
+ * behaviour 6, the test is delivered first): the test's wait for an in-flight slot (at most the
+ * answer time) and its attempt (a claim's time). The enabling request lifts the hold once the
+ * test is recorded; this time bounds the wait only if that request dies first.
+ */
+export function enableTestHoldMs(config: Pick<Config, 'webhookTimeoutMs'>): number {
+  return config.webhookTimeoutMs + claimMs(config);
+}
+/**
+ * A delivery held for its endpoint's enable test looks again after at most this long: the
+ * enabling request wakes the account once the test is recorded, and this catches a wake-up that
+ * came while the row was still being given back.
+ */
+export const ENABLE_TEST_RECHECK_MS = 1_000;
+
 /** `failing`: every delivery failed for this long (spec: Limits). */
 export const FAILING_AFTER_MS = 24 * 60 * 60 * 1000;
 /** `slow`: median latency of the last SLOW_WINDOW attempts above SLOW_MEDIAN_MS. */

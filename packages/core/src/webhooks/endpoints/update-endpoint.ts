@@ -7,6 +7,7 @@ import { sealWebhookSecret } from '../endpoint-secrets';
 import { checkChannels, checkEndpointUrl, refuseWebOnlyFields } from './checks';
 import type { EndpointCall } from './context';
 import { dropOpenDeliveries } from '../delivery/rows';
+import { enableTestHoldMs } from '../delivery/schedule';
 import { nextEnablement } from './enablement';
 import { loadEndpoint, type WebhookEndpointRow } from './load';
 import type { EndpointFields } from './rules';
@@ -69,6 +70,9 @@ export async function updateEndpoint(tx: Executor, input: UpdateInput): Promise<
   changes.enabled = next.enabled;
   changes.disabledReason = next.disabledReason;
   if (next.enabledAt !== undefined) changes.enabledAt = next.enabledAt;
+  // Enabling holds the endpoint's event deliveries until its test event is recorded (the test is
+  // delivered first: the enabling request lifts the hold, deliverEnableTest).
+  if (next.enabling) changes.enableTestUntil = new Date(now.getTime() + enableTestHoldMs(deps.config));
   if (next.disabledAt !== undefined) changes.disabledAt = next.disabledAt;
   if (next.clearFailing) changes.failingSince = null;
 
