@@ -1,4 +1,4 @@
-import { ConfigError, createDeps, drainable, loadConfig, onShutdownSignals, startOpsServer, waitReady } from '@teamchat/core';
+import { ConfigError, createDeps, drainable, loadConfig, logProcessWarnings, onShutdownSignals, startOpsServer, waitReady } from '@teamchat/core';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { apiWarmUp } from './warm-up';
@@ -11,6 +11,7 @@ import { apiWarmUp } from './warm-up';
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const deps = createDeps(config, 'api', { serving: true });
+  logProcessWarnings(deps.logger);
   await waitReady(deps.redis);
   const listen = (app: ReturnType<typeof createApp>, port: number) =>
     new Promise<import('node:http').Server>((resolve, reject) => {

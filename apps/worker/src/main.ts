@@ -1,4 +1,4 @@
-import { ConfigError, createDeps, isShuttingDown, loadConfig, onShutdownSignals, startOpsServer } from '@teamchat/core';
+import { ConfigError, createDeps, isShuttingDown, loadConfig, logProcessWarnings, onShutdownSignals, startOpsServer } from '@teamchat/core';
 import { engineWarmUp } from '@teamchat/delivery';
 import { opsPortFlag } from './args';
 import { startWorker } from './worker';
@@ -8,6 +8,7 @@ async function main(): Promise<void> {
   const flag = opsPortFlag(process.argv.slice(2));
   const config = loadConfig(flag === undefined ? process.env : { ...process.env, WORKER_OPS_PORT: flag });
   const deps = createDeps(config, 'worker', { statementTimeoutMs: config.workerDbStatementTimeoutMs, serving: true });
+  logProcessWarnings(deps.logger);
   // The operations port answers at once (/readyz 503 while warming); the engine starts warm
   // (docs/operations.md "Readiness").
   const ops = await startOpsServer(deps, config.workerOpsPort);

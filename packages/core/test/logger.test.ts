@@ -2,7 +2,7 @@
  * Logs (CONVENTIONS: winston JSON lines to stdout, never a secret) through the cheap stdout
  * transport (docs/performance.md): one line per call, in order, levels and silence respected.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { createLogger, flushLogLines, throttledWarning } from '@teamchat/core';
 
@@ -83,4 +83,17 @@ test('lines still waiting for their turn are written when the process exits', ()
     process.exit(0);
   `], { cwd: path.join(__dirname, '..', '..', '..'), encoding: 'utf8' });
   expect(JSON.parse(out.trim()).message).toBe('last words');
+});
+
+test('a process warning is one JSON line on stdout, not plain text on stderr', () => {
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '-e', `
+    const { createLogger, logProcessWarnings } = require('@teamchat/core');
+    logProcessWarnings(createLogger('worker', 'info'));
+    process.emitWarning('something is off', { code: 'TC_TEST', type: 'DeprecationWarning' });
+    setImmediate(() => process.exit(0));
+  `], { cwd: path.join(__dirname, '..', '..', '..'), encoding: 'utf8' });
+  expect(child.status).toBe(0);
+  expect(child.stderr).toBe('');
+  const lines = child.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  expect(lines).toEqual([expect.objectContaining({ level: 'warn', message: 'process warning', warning: 'DeprecationWarning', code: 'TC_TEST', error: 'something is off', service: 'worker' })]);
 });

@@ -3,3 +3,4 @@ export * from './server';
 export * from './shutdown';
 export * from './timeout';
 export * from './warm-up';
+export * from './warnings';
