@@ -70,7 +70,7 @@ describe('enabling delivers its test event first (spec: Webhook endpoint enablem
   test('a hold nobody lifts (the enabling request died) lapses at its time; other endpoints of the account are not held', async () => {
     const { a, ch, ep, mine } = await setup(true);
     await createEndpointRow(h, { accountId: a.accountId, createdByUserId: a.owner.userId, url: rx.url(`/other-${ep.id}`), events: ['message.posted'] });
-    const HOLD_MS = 2000;
+    const HOLD_MS = 3000;
     const holdUntil = new Date(Date.now() + HOLD_MS);
     await h.deps.database.db.update(webhookEndpoints).set({ enableTestUntil: holdUntil }).where(eq(webhookEndpoints.id, ep.id));
 
