@@ -77,6 +77,8 @@ export const ONLINE_STEPS: readonly OnlineStep[] = [
     'ON "messages" USING gin ("text" gin_trgm_ops)'),
   concurrentIndex('0010_failing_check_index:webhook_endpoints_failing_idx', 'webhook_endpoints_failing_idx',
     'ON "webhook_endpoints" USING btree ("failing_since","id") WHERE enabled AND deleted_at IS NULL AND failing_since IS NOT NULL'),
+  concurrentIndex('0012_mirror_failing_index:mirrors_failing_idx', 'mirrors_failing_idx',
+    'ON "mirrors" USING btree ("failing_since","id") WHERE enabled AND deleted_at IS NULL AND failing_since IS NOT NULL'),
 ];
 
 /**

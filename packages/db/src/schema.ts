@@ -499,6 +499,9 @@ export const mirrors = pgTable('mirrors', {
 }, (t) => [
   index('mirrors_account_seq_idx').on(t.accountId, t.seq),
   index('mirrors_enabled_idx').on(t.accountId).where(sql`enabled AND deleted_at IS NULL`),
+  // The maintenance's `failing` check of mirrors (the enabled mirrors in a failure streak, oldest
+  // streak first), as webhook_endpoints_failing_idx; built by an online step (online.ts).
+  index('mirrors_failing_idx').on(t.failingSince, t.id).where(sql`enabled AND deleted_at IS NULL AND failing_since IS NOT NULL`),
 ]);
 
 /**

@@ -147,23 +147,26 @@ describe('migrations on a table that already holds messages', () => {
   });
 });
 
-describe('migration 0010: the failing check\'s index', () => {
-  test('its online step builds webhook_endpoints_failing_idx, valid, and the check\'s read can walk it in order', async () => {
+describe('migrations 0010 and 0012: the failing check\'s indexes', () => {
+  test.each([
+    ['webhook_endpoints', 'webhook_endpoints_failing_idx'],
+    ['mirrors', 'mirrors_failing_idx'],
+  ])('its online step builds the index of %s, valid, and the check\'s read can walk it in order', async (table, index) => {
     const url = await freshDatabase();
     await runMigrations(url);
     const c = await connect(url);
     const r = await c.query<{ valid: boolean; def: string }>(`SELECT i.indisvalid AS valid, pg_get_indexdef(i.indexrelid) AS def
-      FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid WHERE x.relname = 'webhook_endpoints_failing_idx'`);
+      FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid WHERE x.relname = $1`, [index]);
     expect(r.rows).toHaveLength(1);
     expect(r.rows[0].valid).toBe(true);
     expect(r.rows[0].def).toContain('WHERE (enabled AND (deleted_at IS NULL) AND (failing_since IS NOT NULL))');
     // The predicate of failingCandidates (packages/core, health.ts) implies the index's: with
     // scans forced away, the plan is the index, and its order is the read's (no sort).
     await c.query('SET enable_seqscan = off');
-    const plan = await c.query<{ 'QUERY PLAN': string }>(`EXPLAIN SELECT id FROM webhook_endpoints
+    const plan = await c.query<{ 'QUERY PLAN': string }>(`EXPLAIN SELECT id FROM ${table}
       WHERE enabled = true AND deleted_at IS NULL AND failing_since <= now() - interval '24 hours' ORDER BY failing_since, id LIMIT 1000`);
     const text = plan.rows.map((row) => row['QUERY PLAN']).join('\n');
-    expect(text).toContain('webhook_endpoints_failing_idx');
+    expect(text).toContain(index);
     expect(text).not.toContain('Sort');
   });
 });

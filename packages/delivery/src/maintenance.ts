@@ -2,7 +2,9 @@ import {
   DELIVERY_LOG_RETENTION_MS, analyzeChangedLogPartitions, announceAutoDisabled, disableIfFailing, ensureDeliveryLogPartitions, failingAfter,
   failingCandidates, foldEndpointHealth, purgeDeliveryLog, purgeMirrorLog, type Deps, type FailingCandidate,
 } from '@teamchat/core';
+import { eq, mirrors } from '@teamchat/db';
 import { readLaneAges } from './lane-ages';
+import { announceMirrorDisabled, autoDisableMirror } from './mirror-send';
 import type { WebhookQueues } from './queues';
 import { retryOnConflict } from './store';
 import { overdueAccounts } from './sweep';
@@ -54,7 +56,8 @@ export function maintenanceScheduleFrom(startedAt: number): Required<Maintenance
  * takes the wake-up reads its due rows (sweep.ts). Every pass folds the endpoints' health
  * deltas into their rollups (docs/webhooks.md "Health and stats rollups") and renews the
  * statistics of a log partition that changed much (analyzeChangedLogPartitions). Every minute,
- * the endpoints whose failures have lasted 24 h are disabled (`failing`, disableFailingEndpoints).
+ * the endpoints and mirrors whose failures have lasted 24 h are disabled (`failing`,
+ * disableFailingEndpoints, disableFailingMirrors).
  * Hourly, the log's weekly partitions are made ahead and the 30-day purge of the webhook delivery
  * log (dropping whole weeks) and of the mirrors' delivery log (the same retention) runs.
  */
@@ -73,12 +76,16 @@ export async function webhookMaintenance(
   return { woken: overdue.length, purged, disabled };
 }
 
-/** The `failing` check of a pass, due every FAILING_CHECK_EVERY_MS, or at the next pass while more are due. */
+/**
+ * The `failing` check of a pass, of endpoints and of mirrors, due every FAILING_CHECK_EVERY_MS,
+ * or at the next pass while more are due.
+ */
 async function failingCheck(deps: Deps, state: MaintenanceSchedule, accountIds?: readonly string[]): Promise<number> {
   state.nextFailingCheckAt = Date.now() + FAILING_CHECK_EVERY_MS;
-  const { disabled, more } = await disableFailingEndpoints(deps, accountIds);
-  if (more) state.nextFailingCheckAt = Date.now();
-  return disabled;
+  const endpoints = await disableFailingEndpoints(deps, accountIds);
+  const mirrored = await disableFailingMirrors(deps, accountIds);
+  if (endpoints.more || mirrored.more) state.nextFailingCheckAt = Date.now();
+  return endpoints.disabled + mirrored.disabled;
 }
 
 /**
@@ -89,15 +96,30 @@ async function failingCheck(deps: Deps, state: MaintenanceSchedule, accountIds?:
  * (failingAfter), disabling (autoDisable: its open deliveries dropped) and notice as an
  * attempt's record. `more`: endpoints left for the next pass.
  */
-export async function disableFailingEndpoints(deps: Deps, accountIds?: readonly string[]): Promise<{ disabled: number; more: boolean }> {
+export function disableFailingEndpoints(deps: Deps, accountIds?: readonly string[]): Promise<{ disabled: number; more: boolean }> {
+  return disableFailing(deps, 'endpoints', accountIds);
+}
+
+/**
+ * The same for mirrors (docs/mirrors.md "Sending"): a mirror whose sends have all failed for
+ * 24 h is disabled `failing` now, not at its next failed send, with what waits dropped and the
+ * notice a failed send's record gives.
+ */
+export function disableFailingMirrors(deps: Deps, accountIds?: readonly string[]): Promise<{ disabled: number; more: boolean }> {
+  return disableFailing(deps, 'mirrors', accountIds);
+}
+
+/** The check over one kind of target: at most FAILING_CHECK_READ read, FAILING_CHECK_DISABLES disabled. */
+async function disableFailing(deps: Deps, of: 'endpoints' | 'mirrors', accountIds?: readonly string[]): Promise<{ disabled: number; more: boolean }> {
   const now = deps.now();
-  const read = await failingCandidates(deps.database.db, now, { limit: FAILING_CHECK_READ, accountIds });
-  const due = read.filter((endpoint) => failingAfter(endpoint, now));
+  const read = await failingCandidates(deps.database.db, now, { limit: FAILING_CHECK_READ, accountIds, of });
+  const due = read.filter((target) => failingAfter(target, now));
+  const disableOne = of === 'mirrors' ? disableMirrorForFailing : disableEndpointForFailing;
   let disabled = 0;
-  for (const endpoint of due.slice(0, FAILING_CHECK_DISABLES)) {
-    if (await disableForFailing(deps, endpoint, now)) disabled += 1;
+  for (const target of due.slice(0, FAILING_CHECK_DISABLES)) {
+    if (await disableOne(deps, target, now)) disabled += 1;
   }
-  // A full read may have left due endpoints unread: look again at the next pass while that makes progress.
+  // A full read may have left due targets unread: look again at the next pass while that makes progress.
   return { disabled, more: due.length > FAILING_CHECK_DISABLES || (read.length === FAILING_CHECK_READ && disabled > 0) };
 }
 
@@ -107,9 +129,23 @@ export async function disableFailingEndpoints(deps: Deps, accountIds?: readonly 
  * that disables it does; an attempt recording meanwhile locks them in the other order, and a
  * deadlock between the two is run again (retryOnConflict).
  */
-async function disableForFailing(deps: Deps, endpoint: FailingCandidate, now: Date): Promise<boolean> {
+async function disableEndpointForFailing(deps: Deps, endpoint: FailingCandidate, now: Date): Promise<boolean> {
   const disabled = await retryOnConflict(() => deps.database.db.transaction((tx) => disableIfFailing(tx, endpoint.id, now)));
   if (disabled) await announceAutoDisabled(deps, { accountId: endpoint.accountId, endpointId: endpoint.id, url: endpoint.url, reason: 'failing' });
+  return disabled;
+}
+
+/** One mirror's disabling, the same way: judged again under its row's lock, disabled as a failed send disables it (autoDisableMirror), announced. */
+async function disableMirrorForFailing(deps: Deps, mirror: FailingCandidate, now: Date): Promise<boolean> {
+  const disabled = await retryOnConflict(() => deps.database.db.transaction(async (tx) => {
+    const [row] = await tx
+      .select({ enabled: mirrors.enabled, failingSince: mirrors.failingSince, lastSuccessAt: mirrors.lastSuccessAt })
+      .from(mirrors)
+      .where(eq(mirrors.id, mirror.id))
+      .for('no key update');
+    return row !== undefined && failingAfter(row, now) && (await autoDisableMirror(tx, mirror.id, 'failing', now));
+  }));
+  if (disabled) await announceMirrorDisabled(deps, mirror, 'failing');
   return disabled;
 }
 

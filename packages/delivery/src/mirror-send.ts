@@ -205,11 +205,7 @@ export async function deliverMirrorMessage(
     const disabled = disable ? await autoDisableMirror(tx, mirror.id, disable, now) : false;
     return { delivery, disabled };
   });
-  if (result.disabled && disable) {
-    deps.logger.warn('mirror disabled', { account_id: mirror.accountId, mirror_id: mirror.id, reason: disable });
-    await notifyAccountAdmins(deps, { accountId: mirror.accountId, kind: 'mirror.disabled', data: { mirror_id: mirror.id, url_origin: urlOrigin(mirror.url), reason: disable } })
-      .catch((err: Error) => deps.logger.error('notifying a disabled mirror failed', { mirror_id: mirror.id, error: err.message }));
-  }
+  if (result.disabled && disable) await announceMirrorDisabled(deps, mirror, disable);
   return { delivery: result.delivery, nextSendAt: paced, disabled: result.disabled ? disable : null };
 }
 
@@ -225,8 +221,19 @@ async function sendBody(deps: Deps, transport: WebhookTransport, url: string, bo
   return transport.post(target, { ...MIRROR_HEADERS }, body, { readAnswer: true });
 }
 
+/**
+ * Tells of a mirror disabled automatically: a log line, and the account's owners and admins
+ * notified (`mirror.disabled`, with the URL's origin only: its path holds the other tool's
+ * token). A failed notice is logged, never thrown: the disabling stands.
+ */
+export async function announceMirrorDisabled(deps: Deps, mirror: Pick<MirrorRow, 'id' | 'accountId' | 'url'>, reason: MirrorDisabledReason): Promise<void> {
+  deps.logger.warn('mirror disabled', { account_id: mirror.accountId, mirror_id: mirror.id, reason });
+  await notifyAccountAdmins(deps, { accountId: mirror.accountId, kind: 'mirror.disabled', data: { mirror_id: mirror.id, url_origin: urlOrigin(mirror.url), reason } })
+    .catch((err: Error) => deps.logger.error('notifying a disabled mirror failed', { mirror_id: mirror.id, error: err.message }));
+}
+
 /** Disables an enabled mirror automatically and drops what waits; true when this call disabled it. */
-async function autoDisableMirror(tx: Executor, mirrorId: string, reason: MirrorDisabledReason, now: Date): Promise<boolean> {
+export async function autoDisableMirror(tx: Executor, mirrorId: string, reason: MirrorDisabledReason, now: Date): Promise<boolean> {
   const rows = await tx
     .update(mirrors)
     .set({ enabled: false, disabledReason: reason, disabledAt: now, updatedAt: now })

@@ -1,4 +1,4 @@
-import { and, eq, notifications, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
+import { and, eq, mirrorDeliveries, mirrorLines, mirrors, notifications, webhookBodies, webhookDeliveries, webhookEndpoints } from '@teamchat/db';
 import { disableIfFailing, failingCandidates, newId, recordHealth } from '@teamchat/core';
 import { FAILING_CHECK_EVERY_MS, WebhookQueues, maintenanceScheduleFrom, webhookMaintenance } from '../src';
 import { createMigratedDatabase, dropDatabase } from '../../../test/support/databases';
@@ -11,8 +11,9 @@ import { startSmtpSink, type Mail, type SmtpSink } from '../../../test/support/s
  * disabled, `failing` | pending retries are dropped; owners and admins emailed"; Limits,
  * "Auto-disable `failing`". The maintenance's check (maintenance.ts, disableFailingEndpoints)
  * disables an endpoint once its failures have lasted 24 h, not at its next failed attempt, which
- * the retry schedule may put a day later. Real PostgreSQL, Redis and SMTP (smtp-server on
- * loopback). A database of its own: the check reads the whole endpoints table.
+ * the retry schedule may put a day later; mirrors alike (docs/mirrors.md). Real PostgreSQL, Redis
+ * and SMTP (smtp-server on loopback). A database of its own: the check reads the whole endpoints
+ * and mirrors tables.
  */
 const HOUR = 3600_000;
 let db: { name: string; url: string };
@@ -147,5 +148,65 @@ describe('failing is applied once 24 h have passed, by the maintenance (spec: We
     expect((await webhookMaintenance(h.deps, queues, schedule, [acc.accountId])).disabled).toBe(1);
     expect(await endpointRow(h, ep.id)).toMatchObject({ enabled: false, disabledReason: 'failing' });
     expect(schedule.nextFailingCheckAt).toBeGreaterThanOrEqual(passAt + FAILING_CHECK_EVERY_MS);
+  });
+});
+
+/** An enabled mirror with the given health, a send of earlier lines to retry in three hours and a line waiting: what disabling drops. */
+async function failingMirror(acc: TestAccount, health: { failingSince: Date; lastSuccessAt?: Date }): Promise<{ id: string; retryId: string }> {
+  const db = h.deps.database.db;
+  const id = newId('mirror');
+  await db.insert(mirrors).values({
+    id, accountId: acc.accountId, createdByUserId: acc.owner.userId, url: 'https://127.0.0.1:9/services/T000/B000/mirror-secret-path', channelIds: [],
+    format: 'slack', enabled: true, enabledAt: new Date(Date.now() - 30 * HOUR),
+    failingSince: health.failingSince, lastFailureAt: new Date(Date.now() - 2 * HOUR), lastSuccessAt: health.lastSuccessAt ?? null,
+  });
+  const retryId = newId('mirrorDelivery');
+  await db.insert(mirrorDeliveries).values({
+    id: retryId, chainId: retryId, accountId: acc.accountId, mirrorId: id, kind: 'lines', attempt: 8, status: 'retrying',
+    body: '{"text":"earlier"}', lineCount: 1, nextRetryAt: new Date(Date.now() + 3 * HOUR),
+  });
+  await db.insert(mirrorLines).values({ mirrorId: id, accountId: acc.accountId, eventId: newId('event'), channelName: 'general', authorName: 'Ada', text: 'waiting', isReply: false });
+  return { id, retryId };
+}
+
+const mirrorRow = async (id: string) => (await h.deps.database.db.select().from(mirrors).where(eq(mirrors.id, id)))[0];
+const mirrorSend = async (id: string) => (await h.deps.database.db.select().from(mirrorDeliveries).where(eq(mirrorDeliveries.id, id)))[0];
+const linesOf = async (id: string) => h.deps.database.db.select().from(mirrorLines).where(eq(mirrorLines.mirrorId, id));
+
+describe('a mirror whose sends have all failed for 24 h is disabled by the same check (docs/mirrors.md)', () => {
+  test('failing for 24 h 1 min with a retry due later: disabled failing, what waits dropped, owners and admins told; the URL\'s path in no mail', async () => {
+    const { acc, adminEmail } = await account();
+    const m = await failingMirror(acc, { failingSince: new Date(Date.now() - 24 * HOUR - 60_000) });
+
+    expect((await webhookMaintenance(h.deps, queues, checkDue(), [acc.accountId])).disabled).toBe(1);
+
+    expect(await mirrorRow(m.id)).toMatchObject({ enabled: false, disabledReason: 'failing', disabledAt: expect.any(Date) });
+    expect(await mirrorSend(m.retryId)).toMatchObject({ status: 'dead', error: 'dropped: mirror disabled (failing)', attemptedAt: null });
+    expect(await linesOf(m.id)).toEqual([]);
+    const notices = await h.deps.database.db.select().from(notifications)
+      .where(and(eq(notifications.accountId, acc.accountId), eq(notifications.kind, 'mirror.disabled')));
+    expect(notices.map((n) => n.data)).toEqual([
+      { mirror_id: m.id, url_origin: 'https://127.0.0.1:9', reason: 'failing' }, { mirror_id: m.id, url_origin: 'https://127.0.0.1:9', reason: 'failing' },
+    ]);
+    const mails = await mailsFor(m.id, 2);
+    expect(mails.map((mail) => mail.to).flat().sort()).toEqual([acc.owner.email, adminEmail].sort());
+    for (const mail of mails) expect(mail.raw).not.toContain('mirror-secret-path');
+
+    // Once disabled, later checks leave it.
+    expect((await webhookMaintenance(h.deps, queues, checkDue(), [acc.accountId])).disabled).toBe(0);
+  });
+
+  test('failing for 23 h, or for 25 h with a success an hour ago: left enabled, what waits kept', async () => {
+    const { acc } = await account();
+    const young = await failingMirror(acc, { failingSince: new Date(Date.now() - 23 * HOUR) });
+    const recentSuccess = await failingMirror(acc, { failingSince: new Date(Date.now() - 25 * HOUR), lastSuccessAt: new Date(Date.now() - HOUR) });
+
+    expect((await webhookMaintenance(h.deps, queues, checkDue(), [acc.accountId])).disabled).toBe(0);
+
+    for (const m of [young, recentSuccess]) {
+      expect(await mirrorRow(m.id)).toMatchObject({ enabled: true, disabledReason: null });
+      expect(await mirrorSend(m.retryId)).toMatchObject({ status: 'retrying', error: null });
+      expect(await linesOf(m.id)).toHaveLength(1);
+    }
   });
 });

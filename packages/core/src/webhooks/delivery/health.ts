@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, lte, runStatement, sql, statement, webhookEndpoints, type Executor } from '@teamchat/db';
+import { and, asc, eq, inArray, isNull, lte, mirrors, runStatement, sql, statement, webhookEndpoints, type Executor } from '@teamchat/db';
 import type { Deps } from '../../context';
 import { notifyEndpointDisabled } from './notify';
 import { FAILING_AFTER_MS, SLOW_MEDIAN_MS, SLOW_WINDOW } from './schedule';
@@ -32,7 +32,7 @@ export function failingAfter(target: { enabled: boolean; failingSince: Date | nu
     && (target.lastSuccessAt === null || target.lastSuccessAt.getTime() <= cutoff);
 }
 
-/** An enabled endpoint whose failure streak is old enough for the `failing` rule to look at. */
+/** An enabled endpoint (or mirror) whose failure streak is old enough for the `failing` rule to look at. */
 export interface FailingCandidate {
   id: string;
   accountId: string;
@@ -43,15 +43,17 @@ export interface FailingCandidate {
 }
 
 /**
- * The enabled endpoints whose failure streak began at failingCutoff(now) or before, oldest streak
- * first, at most `limit`: what failingAfter may judge `failing` (a streak that old with a recent
- * success is among them; failingAfter leaves it). Only the streak's start is asked here so that
- * the rule is written once, in failingAfter. `accountIds` narrows it (tests sharing one database).
+ * The enabled endpoints (or, with `of: mirrors`, mirrors) whose failure streak began at
+ * failingCutoff(now) or before, oldest streak first, at most `limit`: what failingAfter may
+ * judge `failing` (a streak that old with a recent success is among them; failingAfter leaves
+ * it). Only the streak's start is asked here so that the rule is written once, in failingAfter.
+ * Each table's partial index of the enabled ones in a streak serves it. `accountIds` narrows it
+ * (tests sharing one database).
  */
 export async function failingCandidates(
-  db: Executor, now: Date, options: { limit: number; accountIds?: readonly string[] },
+  db: Executor, now: Date, options: { limit: number; accountIds?: readonly string[]; of?: 'endpoints' | 'mirrors' },
 ): Promise<FailingCandidate[]> {
-  const w = webhookEndpoints;
+  const w = options.of === 'mirrors' ? mirrors : webhookEndpoints;
   return db
     .select({ id: w.id, accountId: w.accountId, url: w.url, enabled: w.enabled, failingSince: w.failingSince, lastSuccessAt: w.lastSuccessAt })
     .from(w)
