@@ -67,7 +67,7 @@ export function responseProblem(host: 'api' | 'web', method: string, url: string
   const found = operations.find((o) => o.method === m && o.re.test(path) && (o.op['x-hosts'] as string[]).includes(host));
   const where = `${method.toUpperCase()} ${path} (${host} host) answered ${res.status}`;
   if (!found) {
-    if (!isJson(res)) return null; // Node's own answers (431, a malformed request) carry no JSON body
+    if (!isJson(res)) return null; // Node's own answers where the server has no answerClientErrors (supertest's) carry no JSON body
     anyError ??= init().ajv.compile(ANY_ERROR);
     if (res.status < 400 || !anyError(res.body)) return `${where}, but no operation serves it and the body is not an error body: ${JSON.stringify(res.body).slice(0, 300)}`;
     return null;

@@ -1,6 +1,7 @@
 import { ConfigError, createDeps, drainable, loadConfig, logProcessWarnings, onShutdownSignals, startOpsServer, waitReady } from '@teamchat/core';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
+import { answerClientErrors } from './http/client-errors';
 import { apiWarmUp } from './warm-up';
 
 /**
@@ -16,6 +17,7 @@ async function main(): Promise<void> {
   const listen = (app: ReturnType<typeof createApp>, port: number) =>
     new Promise<import('node:http').Server>((resolve, reject) => {
       const server = app.listen(port, '0.0.0.0', (err?: Error) => (err ? reject(err) : resolve(server)));
+      answerClientErrors(server, deps.logger);
     });
   const apiServer = await listen(createApp(deps, 'api'), config.apiPort);
   const webServer = await listen(createApp(deps, 'web'), config.webPort);

@@ -105,8 +105,9 @@ function requestArb(row: RouteRow, fx: Fixture): fc.Arbitrary<HostileRequest> {
   return fc.record({ method, segments, query: queryFor(row, fx.cursors), headers: headersArb, body: bodyFor(row, firsts) }).map(({ method: m, segments: segs, query, headers, body }) => {
     let i = 0;
     const path = row.path.replace(/:(\w+)|\{\*(\w+)\}/g, () => segs[i++]);
-    // Node's HTTP server answers 431 itself, before the app, when the request line and headers
-    // pass 16 KB (docs/api.md "Hostile input"); cutting the URL also cuts percent-escapes in two.
+    // Node's HTTP parser refuses the request before the app when the request line and headers
+    // pass 16 KB (docs/api.md "Hostile input"; http-parser.test.ts covers that answer); cutting
+    // the URL also cuts percent-escapes in two.
     return { method: m, url: (query ? `${path}?${query}` : path).slice(0, URL_MAX), headers, body };
   });
 }
