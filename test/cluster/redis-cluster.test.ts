@@ -112,7 +112,7 @@ test('sign-in throttle (email and address reserved in one script), seat usage (o
   const usage = await accountUsage(h.deps, { accountId: acct.accountId, plan: 'pro' });
   expect(usage.degraded).toBe(false);
   expect(usage.seats).toHaveLength(2);
-  await assertManualDeliveryAllowed(redis, keys, 'test', `wh_${randomToken(6)}`);
+  await assertManualDeliveryAllowed(redis, keys, 'test', `wh_${randomToken(6)}`, h.deps.logger);
 });
 
 test('the MCP seat cap evicts another session of the seat inside one script', async () => {

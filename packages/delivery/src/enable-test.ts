@@ -49,7 +49,12 @@ async function liftEnableTestHold(deps: Deps, accountId: string, endpointId: str
       .set({ enableTestUntil: null })
       .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.enableTestUntil, holdUntil)))
       .returning({ id: webhookEndpoints.id });
-    if (lifted.length > 0) await webhookQueuesFor(deps).wakeAccounts([accountId]);
+    // The wake-up is not waited for: while Redis is away its add waits for it, and the held rows
+    // look again on their own (ENABLE_TEST_RECHECK_MS).
+    if (lifted.length > 0) {
+      void webhookQueuesFor(deps).wakeAccounts([accountId]).catch((err: Error) =>
+        deps.logger.warn('waking the account after an enable test failed; its rows look again on their own', { endpoint_id: endpointId, error: err.message }));
+    }
   } catch (err) {
     deps.logger.warn('lifting an enable test\'s hold failed; it lapses at its time', { endpoint_id: endpointId, error: (err as Error).message });
   }

@@ -54,6 +54,12 @@ export interface ManualResult {
   next_retry_at: string | null;
 }
 
+/** What a manual delivery that must wait says, by the reason it waits (others: `waiting: <reason>`). */
+export const WAITING: Readonly<Partial<Record<string, string>>> = {
+  call_units_spent: 'waiting: the seat of the endpoint\'s creator has spent its call units for today',
+  slots_unavailable: 'waiting: Redis is unavailable, so no delivery can take an in-flight slot; it is sent once Redis is back',
+};
+
 /** Runs the row's attempt now; a row that must wait (units spent) is handed to the worker. */
 export async function attemptNow(deps: Deps, deliveryId: string): Promise<ManualResult> {
   const outcome: AttemptOutcome = await attemptOne(deps, manualTransport(deps), deliveryId, deps.config.webhookTimeoutMs);
@@ -64,11 +70,12 @@ export async function attemptNow(deps: Deps, deliveryId: string): Promise<Manual
     };
   }
   if (outcome.kind === 'wait') {
-    await webhookQueuesFor(deps).enqueueDelivery(deliveryId, outcome.until).catch((err: Error) =>
+    // Not waited for: while Redis is away the add waits for it, and the sweep finds the open row anyway.
+    void webhookQueuesFor(deps).enqueueDelivery(deliveryId, outcome.until).catch((err: Error) =>
       deps.logger.warn('enqueueing a waiting delivery failed; the sweep will', { delivery_id: deliveryId, error: err.message }));
     return {
       delivery_id: deliveryId, status: outcome.reason === 'call_units_spent' ? 'retrying' : 'pending', response_status: null, latency_ms: null,
-      error: outcome.reason === 'call_units_spent' ? 'waiting: the seat of the endpoint\'s creator has spent its call units for today' : `waiting: ${outcome.reason}`,
+      error: WAITING[outcome.reason] ?? `waiting: ${outcome.reason}`,
       next_retry_at: outcome.until.toISOString(),
     };
   }

@@ -21,16 +21,26 @@ export async function sendMirrorTest(deps: Deps, transport: WebhookTransport, in
     id, chainId: id, accountId: mirror.accountId, mirrorId: mirror.id, kind: 'test', attempt: 1, status: 'pending',
     body: testMessageBody(mirror.format as MirrorFormat), lineCount: 1, createdAt: now,
   }).returning();
-  const [units] = await chargeDeliveryUnits(deps, [{ accountId: account.id, plan: account.plan, seatUserId: mirror.createdByUserId, units: 1 }]);
-  if (units.granted === 0) {
-    const [failed] = await db
-      .update(mirrorDeliveries)
-      .set({ status: 'failed', error: 'call units spent: the seat of the mirror\'s creator has no units left today', attemptedAt: now })
-      .where(eq(mirrorDeliveries.id, id))
-      .returning();
-    return toMirrorDeliveryView(failed);
+  let granted: number;
+  try {
+    [{ granted }] = await chargeDeliveryUnits(deps, [{ accountId: account.id, plan: account.plan, seatUserId: mirror.createdByUserId, units: 1 }]);
+  } catch (err) {
+    // The units live in Redis: while it is away no send is made (as no delivery takes a slot then).
+    deps.logger.warn('mirror test not sent: Redis unavailable', { mirror_id: mirror.id, error: (err as Error).message });
+    return failWithoutSending(deps, id, 'not attempted: Redis is unavailable, so its call unit could not be charged', now);
   }
+  if (granted === 0) return failWithoutSending(deps, id, 'call units spent: the seat of the mirror\'s creator has no units left today', now);
   const out = await deliverMirrorMessage(deps, transport, mirror, row);
   await db.update(mirrors).set({ nextSendAt: out.nextSendAt }).where(eq(mirrors.id, mirror.id));
   return toMirrorDeliveryView(out.delivery);
+}
+
+/** The test's row, logged `failed` with `error` and nothing sent. */
+async function failWithoutSending(deps: Deps, id: string, error: string, now: Date) {
+  const [failed] = await deps.database.db
+    .update(mirrorDeliveries)
+    .set({ status: 'failed', error, attemptedAt: now })
+    .where(eq(mirrorDeliveries.id, id))
+    .returning();
+  return toMirrorDeliveryView(failed);
 }

@@ -33,7 +33,7 @@ import type { Executor } from '@teamchat/db';
  */
 export type AttemptOutcome =
   | { kind: 'done'; deliveryId: string; status: DeliveryStatus; responseStatus: number | null; latencyMs: number | null; error: string | null; next: { id: string; accountId: string; at: Date } | null; nextRetryAt: Date | null }
-  | { kind: 'wait'; deliveryId: string; until: Date; reason: 'not_due' | 'claimed' | 'account_inactive' | 'enable_test' | 'call_units_spent' | 'in_flight_cap' }
+  | { kind: 'wait'; deliveryId: string; until: Date; reason: 'not_due' | 'claimed' | 'account_inactive' | 'enable_test' | 'call_units_spent' | 'in_flight_cap' | 'slots_unavailable' }
   | { kind: 'skip'; deliveryId: string; reason: 'missing' | 'closed' };
 
 /** What the rules say about sending a row now (ONE function: every path judges rows with it). */
@@ -285,7 +285,8 @@ async function charge(deps: Deps, rows: Mine[], out: Array<Promise<AttemptOutcom
 /**
  * A pipeline of one row, outside the dispatcher (test events and replays, sent in the API's
  * request): it takes its own in-flight slot of the account, waiting up to `slotWaitMs` for one
- * (answering `wait`, reason in_flight_cap, if none came), then runs the pipeline.
+ * (answering `wait`, reason in_flight_cap, if none came; slots_unavailable while Redis is away),
+ * then runs the pipeline.
  */
 export async function attemptOne(deps: Deps, transport: WebhookTransport, deliveryId: string, slotWaitMs: number): Promise<AttemptOutcome> {
   const head = await loadDeliveryContexts(deps.database.db, [deliveryId]);
@@ -293,7 +294,15 @@ export async function attemptOne(deps: Deps, transport: WebhookTransport, delive
   const verdict = eligibility(ctx, deps.now());
   // Judged again by the pipeline under the slot; judged here so a row that will not be sent waits for no slot.
   if (verdict.kind !== 'send' || !ctx) return (await runPipeline(deps, transport, [deliveryId]))[0];
-  const lease = await takeSlot(deps, ctx.account.id, slotWaitMs);
+  let lease: Lease | null;
+  try {
+    lease = await takeSlot(deps, ctx.account.id, slotWaitMs);
+  } catch (err) {
+    // The slots live in Redis: while it is away nothing is sent (the cap holds across processes),
+    // and the row waits, open, for the engine once Redis is back (docs/limits.md "When Redis is away").
+    deps.logger.warn('no in-flight slot could be taken: Redis unavailable; the delivery waits', { delivery_id: deliveryId, error: (err as Error).message });
+    return { kind: 'wait', deliveryId, until: new Date(deps.now().getTime() + SLOTS_UNAVAILABLE_RETRY_MS), reason: 'slots_unavailable' };
+  }
   if (!lease) return { kind: 'wait', deliveryId, until: new Date(deps.now().getTime() + slotRetryMs()), reason: 'in_flight_cap' };
   try {
     return await (await runPipeline(deps, transport, [deliveryId]))[0];
@@ -301,6 +310,9 @@ export async function attemptOne(deps: Deps, transport: WebhookTransport, delive
     await lease.release();
   }
 }
+
+/** A row that found Redis away is looked at again after this long (the sweep finds it too). */
+const SLOTS_UNAVAILABLE_RETRY_MS = 5_000;
 
 /** A short, jittered pause before trying for an in-flight slot again. */
 function slotRetryMs(): number {

@@ -67,7 +67,7 @@ export const mirrorsHandlers = {
     const { mirrorId } = locals(res).valid.params as { mirrorId: string };
     await loadMirror(deps.database.db, actorOf(res).accountId, mirrorId);
     // The webhook test events' limit (10 a minute per target), counted per mirror.
-    await assertManualDeliveryAllowed(deps.redis, deps.config, 'test', mirrorId);
+    await assertManualDeliveryAllowed(deps.redis, deps.config, 'test', mirrorId, locals(res).log);
     res.json(await sendMirrorTest(deps, manualTransport(deps), { accountId: actorOf(res).accountId, mirrorId }));
   },
 } satisfies HandlerMap;

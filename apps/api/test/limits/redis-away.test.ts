@@ -18,6 +18,7 @@ import {
   bearer, newAccount, newKey, signInWeb, startHarness, UNLIMITED_PLANS, PASSWORD, type Harness,
 } from '../../../../test/support/harness';
 import { testRedisServer, type TestRedisServer } from '../../../../test/support/redis-server';
+import { hookUrl, registered, webhookAccount } from '../webhooks/endpoint-helpers';
 
 const PER_MINUTE = 6;
 const planLimits = { ...UNLIMITED_PLANS, pro: { ...UNLIMITED_PLANS.pro, callsPerMinute: PER_MINUTE } };
@@ -30,8 +31,10 @@ beforeAll(async () => {
   const redisPrefix = `test-away-${randomToken(8)}`;
   // The service's own command timeout (the harness raises it): a frozen Redis must cost 1 s.
   const redisCommandTimeoutMs = DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
-  h = await startHarness({ redisUrl: server.url, redisPrefix, planLimits, redisCommandTimeoutMs });
-  h2 = await startHarness({ redisUrl: server.url, redisPrefix, planLimits, redisCommandTimeoutMs });
+  // Loopback receivers allowed: the webhook test below registers URLs where nothing listens.
+  const webhookAllowedHosts = ['127.0.0.1'];
+  h = await startHarness({ redisUrl: server.url, redisPrefix, planLimits, redisCommandTimeoutMs, webhookAllowedHosts });
+  h2 = await startHarness({ redisUrl: server.url, redisPrefix, planLimits, redisCommandTimeoutMs, webhookAllowedHosts });
 });
 afterAll(async () => {
   await h?.close();
@@ -222,4 +225,37 @@ test('approving a deletion while Redis is down answers (the worker sweep enqueue
   const approved = await web.agent.post(`${approvalPath}/approve`).set('X-CSRF-Token', web.csrf).timeout(8_000);
   expect(approved.status).toBe(202);
   expect(approved.body.job_id).toMatch(/^job_/);
+});
+
+test('test events, replays, enabling and a mirror\'s test while Redis is down answer 2xx, never 500: nothing is sent, the replay waits for Redis', async () => {
+  const a = await webhookAccount(h);
+  const ep = await registered(a.web, { url: await hookUrl() });
+  const channel = await request(h.api).post(`/accounts/${a.accountId}/channels`).set(bearer(await newKey(h, a.accountId, a.owner.email, ['account:manage'])))
+    .send({ name: `c-${randomToken(6)}` });
+  const mirror = await a.web.post('/mirrors', { url: await hookUrl('/mirror'), channels: [channel.body.id], format: 'slack' });
+  expect(mirror.status).toBe(201);
+  await a.web.patch(`/webhooks/${ep.id}`, { enabled: false });
+  const before = degradedDecisionCounts();
+  await redisDown();
+
+  // The test event: its limit counted in this process, no in-flight slot to take, so not attempted.
+  const tested = await a.key.post(`/webhooks/${ep.id}/test`).timeout(8_000);
+  expect(tested.status).toBe(200);
+  expect(tested.body).toMatchObject({ status: 'failed', response_status: null, error: 'not attempted: Redis is unavailable, so no in-flight slot could be taken' });
+  expect(delta(before, 'manual_limit_local')).toBeGreaterThanOrEqual(1);
+
+  // A replay of it is logged and waits, open, for the engine once Redis is back.
+  const replayed = await a.key.post(`/webhooks/${ep.id}/deliveries/${tested.body.delivery_id}/replay`).timeout(8_000);
+  expect(replayed.status).toBe(200);
+  expect(replayed.body).toMatchObject({ status: 'pending', error: expect.stringMatching(/^waiting: Redis is unavailable/) });
+
+  // Enabling stands; its test event is reported not attempted.
+  const enabled = await a.web.patch(`/webhooks/${ep.id}`, { enabled: true }).timeout(8_000);
+  expect(enabled.status).toBe(200);
+  expect(enabled.body).toMatchObject({ enabled: true, test_delivery: { status: 'failed', error: expect.stringMatching(/^not attempted: Redis/) } });
+
+  // A mirror's test: its call unit cannot be charged, so nothing is sent.
+  const mirrorTest = await a.web.post(`/mirrors/${mirror.body.id}/test`).timeout(8_000);
+  expect(mirrorTest.status).toBe(200);
+  expect(mirrorTest.body).toMatchObject({ status: 'failed', error: 'not attempted: Redis is unavailable, so its call unit could not be charged' });
 });

@@ -184,6 +184,7 @@ export function createMetrics() {
         this.inc({ limit: 'seat_per_minute', decision: 'local_count' }, c.minute_limit_local);
         this.inc({ limit: 'seat_units_per_day', decision: 'not_charged' }, c.units_not_charged);
         this.inc({ limit: 'sign_in', decision: 'local_count' }, c.sign_in_throttle_local);
+        this.inc({ limit: 'manual_delivery', decision: 'local_count' }, c.manual_limit_local);
       },
     }),
 

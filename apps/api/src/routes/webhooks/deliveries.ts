@@ -15,7 +15,7 @@ export const deliveryHandlers = {
     const accountId = req.params.accountId as string;
     const { endpointId } = locals(res).valid.params as { endpointId: string };
     await requireSendableEndpoint(deps.database.db, accountId, endpointId);
-    await assertManualDeliveryAllowed(deps.redis, deps.config, 'test', endpointId);
+    await assertManualDeliveryAllowed(deps.redis, deps.config, 'test', endpointId, locals(res).log);
     res.json(await deliverTestEvent(deps, { accountId, endpointId }));
   },
 
@@ -37,7 +37,7 @@ export const deliveryHandlers = {
     const accountId = req.params.accountId as string;
     const { endpointId, deliveryId } = locals(res).valid.params as { endpointId: string; deliveryId: string };
     await requireSendableEndpoint(deps.database.db, accountId, endpointId);
-    await assertManualDeliveryAllowed(deps.redis, deps.config, 'replay', endpointId);
+    await assertManualDeliveryAllowed(deps.redis, deps.config, 'replay', endpointId, locals(res).log);
     res.json(await replayDelivery(deps, { accountId, endpointId, deliveryId, actor: actorOf(res) }));
   },
 } satisfies HandlerMap;

@@ -69,7 +69,7 @@ export const endpointHandlers = {
       // Enabling sends a test event, one of the endpoint's test events of the minute (spec:
       // Limits, 10 per minute per endpoint): over the limit the enable is refused with its 429
       // and this transaction rolls back, so nothing changes.
-      if (updated.enabled) await assertManualDeliveryAllowed(deps.redis, deps.config, 'test', updated.endpoint.id);
+      if (updated.enabled) await assertManualDeliveryAllowed(deps.redis, deps.config, 'test', updated.endpoint.id, locals(res).log);
       return updated;
     });
     mailInBackground(deps, out.notifications);

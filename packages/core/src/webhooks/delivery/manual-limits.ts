@@ -1,11 +1,16 @@
 import type { RedisClient } from '../../redis';
 import { manualDeliveryKey, type RedisKeyConfig } from '../../redis-keys';
 import { AppError } from '../../errors';
+import type { Logger } from '../../logger';
+import { redisAvailability } from '../../limits/availability';
+import { LocalWindowCounter } from '../../limits/local-window';
 
 /**
  * The per-endpoint limits of deliveries asked for by hand (spec: Limits): test events 10 per
  * minute, replays 60 per hour. A fixed window per endpoint in Redis, shared by every API
- * process; over it: 429 rate_limited with Retry-After and the scope hit.
+ * process; over it: 429 rate_limited with Retry-After and the scope hit. While Redis is away the
+ * window is counted in this process (docs/limits.md "When Redis is away"), as the minute's calls
+ * are: the limit still bites, and a test or a replay is never refused with a 500 for it.
  */
 export const MANUAL_DELIVERY_LIMITS = {
   test: { limit: 10, windowS: 60, scope: 'webhook_test_per_minute' },
@@ -14,14 +19,24 @@ export const MANUAL_DELIVERY_LIMITS = {
 
 export type ManualDeliveryKind = keyof typeof MANUAL_DELIVERY_LIMITS;
 
+/** While Redis is away each process counts the windows on its own, one counter per kind. */
+const localWindows = new WeakMap<RedisClient, Record<ManualDeliveryKind, LocalWindowCounter>>();
+function localWindow(redis: RedisClient, kind: ManualDeliveryKind): LocalWindowCounter {
+  let counters = localWindows.get(redis);
+  if (!counters) {
+    counters = { test: new LocalWindowCounter(MANUAL_DELIVERY_LIMITS.test.windowS * 1000), replay: new LocalWindowCounter(MANUAL_DELIVERY_LIMITS.replay.windowS * 1000) };
+    localWindows.set(redis, counters);
+  }
+  return counters[kind];
+}
+
 /** Counts one manual delivery of `kind` to the endpoint (or mirror) in its window (redis-keys.ts `manualDeliveryKey`); over the limit: 429. */
-export async function assertManualDeliveryAllowed(redis: RedisClient, keys: RedisKeyConfig, kind: ManualDeliveryKind, endpointId: string): Promise<void> {
+export async function assertManualDeliveryAllowed(redis: RedisClient, keys: RedisKeyConfig, kind: ManualDeliveryKind, endpointId: string, log: Logger): Promise<void> {
   const rule = MANUAL_DELIVERY_LIMITS[kind];
   const key = manualDeliveryKey(keys, kind, endpointId);
-  const result = await redis.multi().incr(key).expire(key, rule.windowS, 'NX').ttl(key).exec();
-  const count = Number(result?.[0]?.[1] ?? 0);
+  const { count, retryAfterS } = await countInWindow(redis, key, kind, log);
   if (count <= rule.limit) return;
-  const retryAfter = Math.max(1, Number(result?.[2]?.[1] ?? rule.windowS));
+  const retryAfter = Math.max(1, retryAfterS);
   const what = kind === 'test' ? `${rule.limit} test events per minute` : `${rule.limit} replays per hour`;
   throw new AppError(
     'rate_limited',
@@ -29,4 +44,24 @@ export async function assertManualDeliveryAllowed(redis: RedisClient, keys: Redi
     { scope: rule.scope, limit: rule.limit, retry_after: retryAfter },
     { 'Retry-After': String(retryAfter) },
   );
+}
+
+/** One more in the key's window: the count so far and the seconds until the window ends; in this process while Redis is away. */
+async function countInWindow(redis: RedisClient, key: string, kind: ManualDeliveryKind, log: Logger): Promise<{ count: number; retryAfterS: number }> {
+  const rule = MANUAL_DELIVERY_LIMITS[kind];
+  const availability = redisAvailability(redis);
+  let error: unknown;
+  if (availability.usable()) {
+    try {
+      const result = await redis.multi().incr(key).expire(key, rule.windowS, 'NX').ttl(key).exec();
+      return { count: Number(result?.[0]?.[1] ?? 0), retryAfterS: Number(result?.[2]?.[1] ?? rule.windowS) };
+    } catch (err) {
+      error = err;
+      availability.failed();
+    }
+  }
+  const nowMs = Date.now();
+  availability.degraded('manual_limit_local', log, nowMs, error);
+  const w = localWindow(redis, kind).hit(key, nowMs);
+  return { count: w.count, retryAfterS: Math.ceil((w.resetAt - nowMs) / 1000) };
 }
