@@ -249,6 +249,14 @@ test('test events, replays, enabling and a mirror\'s test while Redis is down an
   expect(replayed.status).toBe(200);
   expect(replayed.body).toMatchObject({ status: 'pending', error: expect.stringMatching(/^waiting: Redis is unavailable/) });
 
+  // The bulk replay's count and start: the hour's allowance counted in this process (one replay spent above).
+  const since = encodeURIComponent(new Date(Date.now() - 3600_000).toISOString());
+  const preview = await a.web.get(`/webhooks/${ep.id}/replay-failed?since=${since}`).timeout(8_000);
+  expect(preview.status).toBe(200);
+  expect(preview.body).toMatchObject({ replays_left_this_hour: 59 });
+  const bulk = await a.web.post(`/webhooks/${ep.id}/replay-failed`, { since: decodeURIComponent(since) }).timeout(8_000);
+  expect(bulk.status).toBe(202);
+
   // Enabling stands; its test event is reported not attempted.
   const enabled = await a.web.patch(`/webhooks/${ep.id}`, { enabled: true }).timeout(8_000);
   expect(enabled.status).toBe(200);

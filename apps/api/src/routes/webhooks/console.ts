@@ -28,7 +28,7 @@ export const webhookConsoleHandlers = {
     const from = locals(res).valid.query.since as Date;
     const [count, left] = await Promise.all([
       countReplayable(deps.database.db, { endpointId, since: from, now: deps.now() }),
-      replaysLeft(deps.redis, deps.config, endpointId),
+      replaysLeft(deps.redis, deps.config, endpointId, locals(res).log),
     ]);
     res.json({ since: from.toISOString(), count, replays_left_this_hour: left, max: BULK_REPLAY_MAX });
   },
@@ -42,7 +42,7 @@ export const webhookConsoleHandlers = {
     const from = l.valid.body.since as Date;
     const until = deps.now();
     const count = await countReplayable(deps.database.db, { endpointId, since: from, now: until });
-    if (count > 0) await reserveReplays(deps.redis, deps.config, endpointId, count);
+    if (count > 0) await reserveReplays(deps.redis, deps.config, endpointId, count, l.log);
     const job = await createJob(deps.database.db, {
       accountId, type: REPLAY_FAILED_JOB, createdByUserId: actorOf(res).userId,
       payload: { endpoint_id: endpointId, since: from.toISOString(), until: until.toISOString(), count, requested_by: replayRequesterOf(actorOf(res)) },

@@ -1,11 +1,12 @@
 import { sql, type Executor } from '@teamchat/db';
 import type { RedisClient } from '../../redis';
-import { manualDeliveryKey, type RedisKeyConfig } from '../../redis-keys';
+import type { RedisKeyConfig } from '../../redis-keys';
+import type { Logger } from '../../logger';
 import { AppError } from '../../errors';
 import { getMembership } from '../../accounts/people';
 import type { Actor, Via } from '../../principal';
 import { isManager, type Role } from '../../scopes';
-import { MANUAL_DELIVERY_LIMITS } from '../delivery/manual-limits';
+import { MANUAL_DELIVERY_LIMITS, manualDeliveriesLeft, takeManualDeliveries } from '../delivery/manual-limits';
 import { deliveryLogFloor } from '../delivery/log';
 
 /**
@@ -48,24 +49,16 @@ export async function countReplayable(db: Executor, input: { endpointId: string;
 }
 
 /** Replays left this hour for the endpoint (the single-replay route spends the same counter). */
-export async function replaysLeft(redis: RedisClient, keys: RedisKeyConfig, endpointId: string): Promise<number> {
-  const used = Number((await redis.get(manualDeliveryKey(keys, 'replay', endpointId))) ?? 0);
-  return Math.max(0, MANUAL_DELIVERY_LIMITS.replay.limit - used);
+export function replaysLeft(redis: RedisClient, keys: RedisKeyConfig, endpointId: string, log: Logger): Promise<number> {
+  return manualDeliveriesLeft(redis, keys, 'replay', endpointId, log);
 }
 
-const RESERVE = `
-local used = tonumber(redis.call('GET', KEYS[1]) or '0')
-if used + tonumber(ARGV[1]) > tonumber(ARGV[2]) then return {0, redis.call('TTL', KEYS[1])} end
-redis.call('INCRBY', KEYS[1], ARGV[1])
-redis.call('EXPIRE', KEYS[1], ARGV[3], 'NX')
-return {1, 0}`;
-
 /** Takes `n` replays of the endpoint's hourly allowance at once, or refuses with 429 and nothing taken. */
-export async function reserveReplays(redis: RedisClient, keys: RedisKeyConfig, endpointId: string, n: number): Promise<void> {
+export async function reserveReplays(redis: RedisClient, keys: RedisKeyConfig, endpointId: string, n: number, log: Logger): Promise<void> {
   const rule = MANUAL_DELIVERY_LIMITS.replay;
-  const [ok, ttl] = (await redis.eval(RESERVE, 1, manualDeliveryKey(keys, 'replay', endpointId), n, rule.limit, rule.windowS)) as [number, number];
-  if (ok === 1) return;
-  const retryAfter = Math.max(1, ttl > 0 ? ttl : rule.windowS);
+  const taken = await takeManualDeliveries(redis, keys, 'replay', endpointId, n, log);
+  if (taken.taken) return;
+  const retryAfter = taken.retryAfterS;
   throw new AppError(
     'rate_limited',
     `This endpoint allows ${rule.limit} replays per hour; ${n} would pass it. Choose a later time, or retry after ${retryAfter} s.`,

@@ -46,15 +46,16 @@ export async function assertManualDeliveryAllowed(redis: RedisClient, keys: Redi
   );
 }
 
-/** One more in the key's window: the count so far and the seconds until the window ends; in this process while Redis is away. */
-async function countInWindow(redis: RedisClient, key: string, kind: ManualDeliveryKind, log: Logger): Promise<{ count: number; retryAfterS: number }> {
-  const rule = MANUAL_DELIVERY_LIMITS[kind];
+/**
+ * `inRedis` while Redis is usable; otherwise, or when it fails, `inProcess` (this process's
+ * windows), the decision counted and logged as `manual_limit_local` (availability.ts).
+ */
+async function inRedisElseLocal<T>(redis: RedisClient, log: Logger, inRedis: () => Promise<T>, inProcess: (nowMs: number) => T): Promise<T> {
   const availability = redisAvailability(redis);
   let error: unknown;
   if (availability.usable()) {
     try {
-      const result = await redis.multi().incr(key).expire(key, rule.windowS, 'NX').ttl(key).exec();
-      return { count: Number(result?.[0]?.[1] ?? 0), retryAfterS: Number(result?.[2]?.[1] ?? rule.windowS) };
+      return await inRedis();
     } catch (err) {
       error = err;
       availability.failed();
@@ -62,6 +63,51 @@ async function countInWindow(redis: RedisClient, key: string, kind: ManualDelive
   }
   const nowMs = Date.now();
   availability.degraded('manual_limit_local', log, nowMs, error);
-  const w = localWindow(redis, kind).hit(key, nowMs);
-  return { count: w.count, retryAfterS: Math.ceil((w.resetAt - nowMs) / 1000) };
+  return inProcess(nowMs);
+}
+
+/** One more in the key's window: the count so far and the seconds until the window ends. */
+function countInWindow(redis: RedisClient, key: string, kind: ManualDeliveryKind, log: Logger): Promise<{ count: number; retryAfterS: number }> {
+  const rule = MANUAL_DELIVERY_LIMITS[kind];
+  return inRedisElseLocal(redis, log, async () => {
+    const result = await redis.multi().incr(key).expire(key, rule.windowS, 'NX').ttl(key).exec();
+    return { count: Number(result?.[0]?.[1] ?? 0), retryAfterS: Number(result?.[2]?.[1] ?? rule.windowS) };
+  }, (nowMs) => {
+    const w = localWindow(redis, kind).hit(key, nowMs);
+    return { count: w.count, retryAfterS: Math.ceil((w.resetAt - nowMs) / 1000) };
+  });
+}
+
+/** How many more manual deliveries of `kind` the endpoint (or mirror) may have in its current window. */
+export function manualDeliveriesLeft(redis: RedisClient, keys: RedisKeyConfig, kind: ManualDeliveryKind, endpointId: string, log: Logger): Promise<number> {
+  const rule = MANUAL_DELIVERY_LIMITS[kind];
+  const key = manualDeliveryKey(keys, kind, endpointId);
+  return inRedisElseLocal(redis, log,
+    async () => Math.max(0, rule.limit - Number((await redis.get(key)) ?? 0)),
+    (nowMs) => Math.max(0, rule.limit - (localWindow(redis, kind).peek(key, nowMs)?.count ?? 0)));
+}
+
+const TAKE_MANY = `
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+if used + tonumber(ARGV[1]) > tonumber(ARGV[2]) then return {0, redis.call('TTL', KEYS[1])} end
+redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[3], 'NX')
+return {1, 0}`;
+
+/** Takes `n` manual deliveries of the window at once, or none (a bulk replay): taken, or the seconds until the window ends. */
+export function takeManualDeliveries(
+  redis: RedisClient, keys: RedisKeyConfig, kind: ManualDeliveryKind, endpointId: string, n: number, log: Logger,
+): Promise<{ taken: true } | { taken: false; retryAfterS: number }> {
+  const rule = MANUAL_DELIVERY_LIMITS[kind];
+  const key = manualDeliveryKey(keys, kind, endpointId);
+  return inRedisElseLocal<{ taken: true } | { taken: false; retryAfterS: number }>(redis, log, async () => {
+    const [ok, ttl] = (await redis.eval(TAKE_MANY, 1, key, n, rule.limit, rule.windowS)) as [number, number];
+    return ok === 1 ? { taken: true } : { taken: false, retryAfterS: Math.max(1, ttl > 0 ? ttl : rule.windowS) };
+  }, (nowMs) => {
+    const counter = localWindow(redis, kind);
+    const open = counter.peek(key, nowMs);
+    if ((open?.count ?? 0) + n > rule.limit) return { taken: false, retryAfterS: Math.max(1, Math.ceil(((open?.resetAt ?? nowMs) - nowMs) / 1000)) };
+    for (let i = 0; i < n; i += 1) counter.hit(key, nowMs);
+    return { taken: true };
+  });
 }
