@@ -6,6 +6,8 @@ export type ErrorTable = Partial<Record<ErrorCode, string[]>>;
 
 /**
  * Every error a route can answer: its own (`errors`), and those of its kind, in one place:
+ * - any route: 400 `invalid_request` for what the HTTP parser refuses before routing
+ *   (`headers_too_large`, `malformed_request`, `request_timeout`; docs/api.md "Hostile input");
  * - any route after the body parser: 400 `invalid_request` (malformed or oversize body, reason
  *   `body_too_large`; docs/api.md "Hostile input"), and the unique-clash reasons of the one error
  *   handler; any route: 500 `internal`;
@@ -25,6 +27,8 @@ export function errorsOf(r: RouteDeclaration): ErrorTable {
     for (const reason of reasons) if (!list.includes(reason)) list.push(reason);
   };
   const probe = r.access === 'public' && !r.path.startsWith('/auth/');
+  // Any route: what the HTTP parser refuses before routing (answerClientErrors, apps/api).
+  add('invalid_request', 'headers_too_large', 'malformed_request', 'request_timeout');
   if (!probe) add('invalid_request', 'body_too_large', 'name_taken', 'email_taken', 'already_exists');
   if (r.access !== 'public') {
     add('unauthorized', 'wrong_host');

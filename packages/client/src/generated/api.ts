@@ -1964,53 +1964,63 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        "Error.invalid_request.already_exists.body_too_large.dm_not_allowed.email_taken.invalid_url.name_taken.not_a_member.not_https.private_address.unknown_channel.unresolvable": {
+        "Error.invalid_request.already_exists.body_too_large.dm_not_allowed.email_taken.headers_too_large.invalid_url.malformed_request.name_taken.not_a_member.not_https.private_address.request_timeout.unknown_channel.unresolvable": {
             /** @constant */
             code: "invalid_request";
             /** @description For people; may change. */
             message: string;
             /** @enum {unknown} */
-            reason?: "already_exists" | "body_too_large" | "dm_not_allowed" | "email_taken" | "invalid_url" | "name_taken" | "not_a_member" | "not_https" | "private_address" | "unknown_channel" | "unresolvable";
+            reason?: "already_exists" | "body_too_large" | "dm_not_allowed" | "email_taken" | "headers_too_large" | "invalid_url" | "malformed_request" | "name_taken" | "not_a_member" | "not_https" | "private_address" | "request_timeout" | "unknown_channel" | "unresolvable";
         } & {
             [key: string]: unknown;
         };
-        "Error.invalid_request.already_exists.body_too_large.email_taken.invalid_url.name_taken.not_https.private_address.unknown_channel.unresolvable": {
+        "Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.invalid_url.malformed_request.name_taken.not_https.private_address.request_timeout.unknown_channel.unresolvable": {
             /** @constant */
             code: "invalid_request";
             /** @description For people; may change. */
             message: string;
             /** @enum {unknown} */
-            reason?: "already_exists" | "body_too_large" | "email_taken" | "invalid_url" | "name_taken" | "not_https" | "private_address" | "unknown_channel" | "unresolvable";
+            reason?: "already_exists" | "body_too_large" | "email_taken" | "headers_too_large" | "invalid_url" | "malformed_request" | "name_taken" | "not_https" | "private_address" | "request_timeout" | "unknown_channel" | "unresolvable";
         } & {
             [key: string]: unknown;
         };
-        "Error.invalid_request.already_exists.body_too_large.email_taken.name_taken": {
+        "Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout": {
             /** @constant */
             code: "invalid_request";
             /** @description For people; may change. */
             message: string;
             /** @enum {unknown} */
-            reason?: "already_exists" | "body_too_large" | "email_taken" | "name_taken";
+            reason?: "already_exists" | "body_too_large" | "email_taken" | "headers_too_large" | "malformed_request" | "name_taken" | "request_timeout";
         } & {
             [key: string]: unknown;
         };
-        "Error.invalid_request.already_exists.body_too_large.email_taken.name_taken.size_mismatch.upload_missing": {
+        "Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout.size_mismatch.upload_missing": {
             /** @constant */
             code: "invalid_request";
             /** @description For people; may change. */
             message: string;
             /** @enum {unknown} */
-            reason?: "already_exists" | "body_too_large" | "email_taken" | "name_taken" | "size_mismatch" | "upload_missing";
+            reason?: "already_exists" | "body_too_large" | "email_taken" | "headers_too_large" | "malformed_request" | "name_taken" | "request_timeout" | "size_mismatch" | "upload_missing";
         } & {
             [key: string]: unknown;
         };
-        "Error.invalid_request.not_pending.size_mismatch": {
+        "Error.invalid_request.headers_too_large.malformed_request.not_pending.request_timeout.size_mismatch": {
             /** @constant */
             code: "invalid_request";
             /** @description For people; may change. */
             message: string;
             /** @enum {unknown} */
-            reason?: "not_pending" | "size_mismatch";
+            reason?: "headers_too_large" | "malformed_request" | "not_pending" | "request_timeout" | "size_mismatch";
+        } & {
+            [key: string]: unknown;
+        };
+        "Error.invalid_request.headers_too_large.malformed_request.request_timeout": {
+            /** @constant */
+            code: "invalid_request";
+            /** @description For people; may change. */
+            message: string;
+            /** @enum {unknown} */
+            reason?: "headers_too_large" | "malformed_request" | "request_timeout";
         } & {
             [key: string]: unknown;
         };
@@ -2997,6 +3007,18 @@ export interface operations {
                     "application/json": components["schemas"]["Liveness"];
                 };
             };
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: components["schemas"]["Error.invalid_request.headers_too_large.malformed_request.request_timeout"];
+                    };
+                };
+            };
             /** @description `internal` */
             500: {
                 headers: {
@@ -3033,6 +3055,18 @@ export interface operations {
                     "application/json": components["schemas"]["Status"];
                 };
             };
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: components["schemas"]["Error.invalid_request.headers_too_large.malformed_request.request_timeout"];
+                    };
+                };
+            };
             /** @description `internal` */
             500: {
                 headers: {
@@ -3067,6 +3101,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: components["schemas"]["Error.invalid_request.headers_too_large.malformed_request.request_timeout"];
+                    };
                 };
             };
             /** @description `internal` */
@@ -3117,6 +3163,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: components["schemas"]["Error.invalid_request.headers_too_large.malformed_request.request_timeout"];
+                    };
+                };
+            };
             /** @description `internal` */
             500: {
                 headers: {
@@ -3153,6 +3211,18 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: components["schemas"]["Error.invalid_request.headers_too_large.malformed_request.request_timeout"];
+                    };
+                };
+            };
             /** @description `internal` */
             500: {
                 headers: {
@@ -3187,6 +3257,18 @@ export interface operations {
                 };
                 content: {
                     "text/javascript": string;
+                };
+            };
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: components["schemas"]["Error.invalid_request.headers_too_large.malformed_request.request_timeout"];
+                    };
                 };
             };
             /** @description `internal` */
@@ -3235,7 +3317,7 @@ export interface operations {
                     "application/json": components["schemas"]["SignIn"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3243,7 +3325,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -3309,7 +3391,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ok"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3317,7 +3399,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -3394,7 +3476,7 @@ export interface operations {
                     "application/json": components["schemas"]["MessagePage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3402,7 +3484,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"] | components["schemas"]["Error.invalid_cursor"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"] | components["schemas"]["Error.invalid_cursor"];
                     };
                 };
             };
@@ -3522,7 +3604,7 @@ export interface operations {
                     "application/json": components["schemas"]["Message"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3530,7 +3612,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -3638,7 +3720,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3646,7 +3728,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -3764,7 +3846,7 @@ export interface operations {
                     "application/json": components["schemas"]["Message"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3772,7 +3854,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -3887,7 +3969,7 @@ export interface operations {
                     "application/json": components["schemas"]["MessagePage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3895,7 +3977,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"] | components["schemas"]["Error.invalid_cursor"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"] | components["schemas"]["Error.invalid_cursor"];
                     };
                 };
             };
@@ -4008,7 +4090,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReactionResult"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4016,7 +4098,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -4113,7 +4195,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4121,7 +4203,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -4222,7 +4304,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChannelPage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4230,7 +4312,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"] | components["schemas"]["Error.invalid_cursor"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"] | components["schemas"]["Error.invalid_cursor"];
                     };
                 };
             };
@@ -4339,7 +4421,7 @@ export interface operations {
                     "application/json": components["schemas"]["Channel"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4347,7 +4429,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -4457,7 +4539,7 @@ export interface operations {
                     "application/json": components["schemas"]["Channel"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4465,7 +4547,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -4573,7 +4655,7 @@ export interface operations {
                     "application/json": components["schemas"]["Channel"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4581,7 +4663,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -4695,7 +4777,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChannelMemberPage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4703,7 +4785,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"] | components["schemas"]["Error.invalid_cursor"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"] | components["schemas"]["Error.invalid_cursor"];
                     };
                 };
             };
@@ -4826,7 +4908,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChannelMember"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4834,7 +4916,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -4947,7 +5029,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChannelPage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4955,7 +5037,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"] | components["schemas"]["Error.invalid_cursor"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"] | components["schemas"]["Error.invalid_cursor"];
                     };
                 };
             };
@@ -5079,7 +5161,7 @@ export interface operations {
                     "application/json": components["schemas"]["Channel"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5087,7 +5169,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -5195,7 +5277,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApprovalPage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5203,7 +5285,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"] | components["schemas"]["Error.invalid_cursor"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"] | components["schemas"]["Error.invalid_cursor"];
                     };
                 };
             };
@@ -5300,7 +5382,7 @@ export interface operations {
                     "application/json": components["schemas"]["Approval"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5308,7 +5390,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -5405,7 +5487,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApprovalDecision"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5413,7 +5495,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -5510,7 +5592,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApprovalDecision"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5518,7 +5600,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -5625,7 +5707,7 @@ export interface operations {
                     "application/json": components["schemas"]["SearchHitPage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5633,7 +5715,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"] | components["schemas"]["Error.invalid_cursor"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"] | components["schemas"]["Error.invalid_cursor"];
                     };
                 };
             };
@@ -5729,7 +5811,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5737,7 +5819,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -5838,7 +5920,7 @@ export interface operations {
                     "application/json": components["schemas"]["MemberPage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5846,7 +5928,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"] | components["schemas"]["Error.invalid_cursor"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"] | components["schemas"]["Error.invalid_cursor"];
                     };
                 };
             };
@@ -5947,7 +6029,7 @@ export interface operations {
                     "application/json": components["schemas"]["IdentityPage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5955,7 +6037,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"] | components["schemas"]["Error.invalid_cursor"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"] | components["schemas"]["Error.invalid_cursor"];
                     };
                 };
             };
@@ -6063,7 +6145,7 @@ export interface operations {
                     "application/json": components["schemas"]["RegisteredAgent"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6071,7 +6153,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -6184,7 +6266,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyPage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6192,7 +6274,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"] | components["schemas"]["Error.invalid_cursor"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"] | components["schemas"]["Error.invalid_cursor"];
                     };
                 };
             };
@@ -6302,7 +6384,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedApiKey"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6310,7 +6392,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -6419,7 +6501,7 @@ export interface operations {
                     "application/json": components["schemas"]["Revoked"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6427,7 +6509,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -6523,7 +6605,7 @@ export interface operations {
                     "application/json": components["schemas"]["Usage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6531,7 +6613,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -6628,7 +6710,7 @@ export interface operations {
                     "application/json": components["schemas"]["Job"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6636,7 +6718,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -6737,7 +6819,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditRecordPage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6745,7 +6827,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"] | components["schemas"]["Error.invalid_cursor"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"] | components["schemas"]["Error.invalid_cursor"];
                     };
                 };
             };
@@ -6846,7 +6928,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointPage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6854,7 +6936,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"] | components["schemas"]["Error.invalid_cursor"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"] | components["schemas"]["Error.invalid_cursor"];
                     };
                 };
             };
@@ -6970,7 +7052,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`, `invalid_url`, `not_https`, `private_address`, `unresolvable`, `unknown_channel`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`, `invalid_url`, `not_https`, `private_address`, `unresolvable`, `unknown_channel`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6978,7 +7060,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.invalid_url.name_taken.not_https.private_address.unknown_channel.unresolvable"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.invalid_url.malformed_request.name_taken.not_https.private_address.request_timeout.unknown_channel.unresolvable"];
                     };
                 };
             };
@@ -7088,7 +7170,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7096,7 +7178,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -7191,7 +7273,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7199,7 +7281,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -7312,7 +7394,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`, `invalid_url`, `not_https`, `private_address`, `unresolvable`, `unknown_channel`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`, `invalid_url`, `not_https`, `private_address`, `unresolvable`, `unknown_channel`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7320,7 +7402,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.invalid_url.name_taken.not_https.private_address.unknown_channel.unresolvable"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.invalid_url.malformed_request.name_taken.not_https.private_address.request_timeout.unknown_channel.unresolvable"];
                     };
                 };
             };
@@ -7431,7 +7513,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7439,7 +7521,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -7538,7 +7620,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7546,7 +7628,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -7643,7 +7725,7 @@ export interface operations {
                     "application/json": components["schemas"]["TestDelivery"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7651,7 +7733,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -7758,7 +7840,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryPage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7766,7 +7848,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"] | components["schemas"]["Error.invalid_cursor"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"] | components["schemas"]["Error.invalid_cursor"];
                     };
                 };
             };
@@ -7864,7 +7946,7 @@ export interface operations {
                     "application/json": components["schemas"]["ManualDelivery"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7872,7 +7954,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -7970,7 +8052,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryDetail"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7978,7 +8060,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -8077,7 +8159,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplayFailedCount"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8085,7 +8167,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -8190,7 +8272,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplayFailedJob"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8198,7 +8280,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -8297,7 +8379,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointStats"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8305,7 +8387,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -8413,7 +8495,7 @@ export interface operations {
                     "application/json": components["schemas"]["UploadReservation"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8421,7 +8503,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -8530,7 +8612,7 @@ export interface operations {
                     "application/json": components["schemas"]["File"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`, `upload_missing`, `size_mismatch`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`, `upload_missing`, `size_mismatch`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8538,7 +8620,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken.size_mismatch.upload_missing"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout.size_mismatch.upload_missing"];
                     };
                 };
             };
@@ -8639,7 +8721,7 @@ export interface operations {
                     "application/json": components["schemas"]["FilePage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8647,7 +8729,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"] | components["schemas"]["Error.invalid_cursor"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"] | components["schemas"]["Error.invalid_cursor"];
                     };
                 };
             };
@@ -8744,7 +8826,7 @@ export interface operations {
                     "application/json": components["schemas"]["File"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8752,7 +8834,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -8849,7 +8931,7 @@ export interface operations {
                     "application/octet-stream": string;
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8857,7 +8939,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -8949,7 +9031,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_request` (`size_mismatch`, `not_pending`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `size_mismatch`, `not_pending`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8957,7 +9039,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.not_pending.size_mismatch"];
+                        error: components["schemas"]["Error.invalid_request.headers_too_large.malformed_request.not_pending.request_timeout.size_mismatch"];
                     };
                 };
             };
@@ -9033,7 +9115,7 @@ export interface operations {
                     "application/json": components["schemas"]["MirrorPage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9041,7 +9123,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"] | components["schemas"]["Error.invalid_cursor"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"] | components["schemas"]["Error.invalid_cursor"];
                     };
                 };
             };
@@ -9151,7 +9233,7 @@ export interface operations {
                     "application/json": components["schemas"]["Mirror"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`, `invalid_url`, `not_https`, `private_address`, `unresolvable`, `unknown_channel`, `dm_not_allowed`, `not_a_member`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`, `invalid_url`, `not_https`, `private_address`, `unresolvable`, `unknown_channel`, `dm_not_allowed`, `not_a_member`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9159,7 +9241,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.dm_not_allowed.email_taken.invalid_url.name_taken.not_a_member.not_https.private_address.unknown_channel.unresolvable"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.dm_not_allowed.email_taken.headers_too_large.invalid_url.malformed_request.name_taken.not_a_member.not_https.private_address.request_timeout.unknown_channel.unresolvable"];
                     };
                 };
             };
@@ -9268,7 +9350,7 @@ export interface operations {
                     "application/json": components["schemas"]["Mirror"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9276,7 +9358,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -9371,7 +9453,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9379,7 +9461,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
@@ -9487,7 +9569,7 @@ export interface operations {
                     "application/json": components["schemas"]["Mirror"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`, `invalid_url`, `not_https`, `private_address`, `unresolvable`, `unknown_channel`, `dm_not_allowed`, `not_a_member`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`, `invalid_url`, `not_https`, `private_address`, `unresolvable`, `unknown_channel`, `dm_not_allowed`, `not_a_member`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9495,7 +9577,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.dm_not_allowed.email_taken.invalid_url.name_taken.not_a_member.not_https.private_address.unknown_channel.unresolvable"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.dm_not_allowed.email_taken.headers_too_large.invalid_url.malformed_request.name_taken.not_a_member.not_https.private_address.request_timeout.unknown_channel.unresolvable"];
                     };
                 };
             };
@@ -9597,7 +9679,7 @@ export interface operations {
                     "application/json": components["schemas"]["MirrorDeliveryPage"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`), `invalid_cursor` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9605,7 +9687,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"] | components["schemas"]["Error.invalid_cursor"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"] | components["schemas"]["Error.invalid_cursor"];
                     };
                 };
             };
@@ -9702,7 +9784,7 @@ export interface operations {
                     "application/json": components["schemas"]["MirrorDelivery"];
                 };
             };
-            /** @description `invalid_request` (`body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9710,7 +9792,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.name_taken"];
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout"];
                     };
                 };
             };
