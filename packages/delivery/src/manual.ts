@@ -55,7 +55,7 @@ export interface ManualResult {
 }
 
 /** What a manual delivery that must wait says, by the reason it waits (others: `waiting: <reason>`). */
-export const WAITING: Readonly<Partial<Record<string, string>>> = {
+export const WAITING: Readonly<Partial<Record<Extract<AttemptOutcome, { kind: 'wait' }>['reason'], string>>> = {
   call_units_spent: 'waiting: the seat of the endpoint\'s creator has spent its call units for today',
   slots_unavailable: 'waiting: Redis is unavailable, so no delivery can take an in-flight slot; it is sent once Redis is back',
 };

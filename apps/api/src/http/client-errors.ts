@@ -10,7 +10,7 @@ import { AppError, randomIdToken, type Logger } from '@teamchat/core';
  * always 400 `invalid_request` (the spec's error table has no 431 or 408, as for an oversize body,
  * docs/api.md "Hostile input"), with a `reason`.
  */
-export function refusalOf(parserCode: string | undefined): AppError {
+function refusalOf(parserCode: string | undefined): AppError {
   if (parserCode === 'HPE_HEADER_OVERFLOW') {
     return new AppError('invalid_request', `The request's headers are larger than ${maxHeaderSize} bytes.`, { field: 'headers', reason: 'headers_too_large', limit_bytes: maxHeaderSize });
   }
