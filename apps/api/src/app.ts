@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import cookieParser from 'cookie-parser';
 import type { Deps } from '@teamchat/core';
+import { webhookQueuesFor } from '@teamchat/delivery';
 import { authenticateFor } from './http/authenticate';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { confirmBeforeAnswering } from './http/remembered-auth';
@@ -21,6 +22,9 @@ export const BODY_LIMIT = '1mb';
 export function createApp(deps: Deps, host: Host): Express {
   const app = express();
   app.set('deps', deps);
+  // The webhook queues the routes add to (tests, replays, enabling's wake-up) are made now,
+  // while Redis answers: a queue first used while Redis is away would wait for it (queues.ts).
+  webhookQueuesFor(deps);
   app.set('public host', host);
   if (deps.config.trustProxy) {
     // TRUST_PROXY: exactly one reverse proxy in front, so req.ip is the address it appended

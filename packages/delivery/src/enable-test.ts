@@ -49,8 +49,8 @@ async function liftEnableTestHold(deps: Deps, accountId: string, endpointId: str
       .set({ enableTestUntil: null })
       .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.enableTestUntil, holdUntil)))
       .returning({ id: webhookEndpoints.id });
-    // The wake-up is not waited for: while Redis is away its add waits for it, and the held rows
-    // look again on their own (ENABLE_TEST_RECHECK_MS).
+    // The wake-up is not waited for: the answer needs nothing from it, and if it fails (Redis
+    // away) the held rows look again on their own (ENABLE_TEST_RECHECK_MS).
     if (lifted.length > 0) {
       void webhookQueuesFor(deps).wakeAccounts([accountId]).catch((err: Error) =>
         deps.logger.warn('waking the account after an enable test failed; its rows look again on their own', { endpoint_id: endpointId, error: err.message }));

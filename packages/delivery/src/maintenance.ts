@@ -1,8 +1,7 @@
 import {
-  DELIVERY_LOG_RETENTION_MS, analyzeChangedLogPartitions, announceAutoDisabled, disableIfFailing, ensureDeliveryLogPartitions, failingAfter,
+  DELIVERY_LOG_RETENTION_MS, analyzeChangedLogPartitions, announceAutoDisabled, disableIfFailing, stillFailing, ensureDeliveryLogPartitions, failingAfter,
   failingCandidates, foldEndpointHealth, purgeDeliveryLog, purgeMirrorLog, type Deps, type FailingCandidate,
 } from '@teamchat/core';
-import { eq, mirrors } from '@teamchat/db';
 import { readLaneAges } from './lane-ages';
 import { announceMirrorDisabled, autoDisableMirror } from './mirror-send';
 import type { WebhookQueues } from './queues';
@@ -137,14 +136,8 @@ async function disableEndpointForFailing(deps: Deps, endpoint: FailingCandidate,
 
 /** One mirror's disabling, the same way: judged again under its row's lock, disabled as a failed send disables it (autoDisableMirror), announced. */
 async function disableMirrorForFailing(deps: Deps, mirror: FailingCandidate, now: Date): Promise<boolean> {
-  const disabled = await retryOnConflict(() => deps.database.db.transaction(async (tx) => {
-    const [row] = await tx
-      .select({ enabled: mirrors.enabled, failingSince: mirrors.failingSince, lastSuccessAt: mirrors.lastSuccessAt })
-      .from(mirrors)
-      .where(eq(mirrors.id, mirror.id))
-      .for('no key update');
-    return row !== undefined && failingAfter(row, now) && (await autoDisableMirror(tx, mirror.id, 'failing', now));
-  }));
+  const disabled = await retryOnConflict(() => deps.database.db.transaction(async (tx) =>
+    (await stillFailing(tx, 'mirrors', mirror.id, now)) && (await autoDisableMirror(tx, mirror.id, 'failing', now))));
   if (disabled) await announceMirrorDisabled(deps, mirror, 'failing');
   return disabled;
 }

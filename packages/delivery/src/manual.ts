@@ -54,30 +54,41 @@ export interface ManualResult {
   next_retry_at: string | null;
 }
 
+/** Why an attempt waits (pipeline.ts). */
+export type WaitReason = Extract<AttemptOutcome, { kind: 'wait' }>['reason'];
+
+/** A manual attempt: the answer's shape, and why it waits when it does (never in the answer). */
+export interface ManualAttempt {
+  result: ManualResult;
+  waitReason: WaitReason | null;
+}
+
 /** What a manual delivery that must wait says, by the reason it waits (others: `waiting: <reason>`). */
-export const WAITING: Readonly<Partial<Record<Extract<AttemptOutcome, { kind: 'wait' }>['reason'], string>>> = {
+const WAITING: Readonly<Partial<Record<WaitReason, string>>> = {
   call_units_spent: 'waiting: the seat of the endpoint\'s creator has spent its call units for today',
   slots_unavailable: 'waiting: Redis is unavailable, so no delivery can take an in-flight slot; it is sent once Redis is back',
 };
 
 /** Runs the row's attempt now; a row that must wait (units spent) is handed to the worker. */
-export async function attemptNow(deps: Deps, deliveryId: string): Promise<ManualResult> {
+export async function attemptNow(deps: Deps, deliveryId: string): Promise<ManualAttempt> {
   const outcome: AttemptOutcome = await attemptOne(deps, manualTransport(deps), deliveryId, deps.config.webhookTimeoutMs);
   if (outcome.kind === 'done') {
-    return {
+    const result: ManualResult = {
       delivery_id: deliveryId, status: outcome.status, response_status: outcome.responseStatus, latency_ms: outcome.latencyMs,
       error: outcome.error, next_retry_at: outcome.nextRetryAt?.toISOString() ?? null,
     };
+    return { result, waitReason: null };
   }
   if (outcome.kind === 'wait') {
-    // Not waited for: while Redis is away the add waits for it, and the sweep finds the open row anyway.
+    // Not waited for: the answer needs nothing from it, and if it fails (Redis away) the sweep finds the open row.
     void webhookQueuesFor(deps).enqueueDelivery(deliveryId, outcome.until).catch((err: Error) =>
       deps.logger.warn('enqueueing a waiting delivery failed; the sweep will', { delivery_id: deliveryId, error: err.message }));
-    return {
+    const result: ManualResult = {
       delivery_id: deliveryId, status: outcome.reason === 'call_units_spent' ? 'retrying' : 'pending', response_status: null, latency_ms: null,
       error: WAITING[outcome.reason] ?? `waiting: ${outcome.reason}`,
       next_retry_at: outcome.until.toISOString(),
     };
+    return { result, waitReason: outcome.reason };
   }
   throw new Error(`delivery ${deliveryId} vanished before its attempt (${outcome.reason})`);
 }

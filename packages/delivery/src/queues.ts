@@ -150,17 +150,23 @@ export class WebhookQueues {
   }
 }
 
-const byDeps = new WeakMap<object, WebhookQueues>();
+const byConnection = new WeakMap<object, WebhookQueues>();
 
 /**
- * The process's producer queues on its deps' Redis connection (built on first use). With the
- * process's metrics, their depths are reported at scrape time (operators scale workers on them).
+ * The process's producer queues on its deps' Redis connection, one pair per connection (built on
+ * first use; copies of the deps share them). With the process's metrics, their depths are
+ * reported at scrape time (operators scale workers on them).
+ *
+ * BullMQ's first use of a queue waits for its connection to be ready, however the connection
+ * is set to fail fast: a pair first used while Redis is away would hold its caller until Redis
+ * is back. So the API builds them with its app, when Redis has answered (createApp); from then on
+ * an add fails at once while Redis is away (the producer connection queues nothing).
  */
 export function webhookQueuesFor(deps: Pick<Deps, 'redis' | 'config' | 'now'> & Partial<Pick<Deps, 'metrics'>>): WebhookQueues {
-  let q = byDeps.get(deps);
+  let q = byConnection.get(deps.redis);
   if (!q) {
     q = new WebhookQueues(deps);
-    byDeps.set(deps, q);
+    byConnection.set(deps.redis, q);
     deps.metrics?.trackQueue(q.fanout);
     deps.metrics?.trackQueue(q.delivery);
   }

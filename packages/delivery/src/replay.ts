@@ -27,5 +27,5 @@ export async function replayDelivery(deps: Deps, input: { accountId: string; end
     accountId: logged.accountId, endpointId: logged.endpointId, eventId: logged.eventId, eventType: logged.eventType,
     bodyId: logged.bodyId, kind: 'replay', eventCreatedAt: logged.eventCreatedAt,
   });
-  return attemptNow(deps, row.id);
+  return (await attemptNow(deps, row.id)).result;
 }

@@ -1,5 +1,5 @@
 import { webhookBodies } from '@teamchat/db';
-import { WAITING, attemptNow, requireSendableEndpoint } from './manual';
+import { attemptNow, requireSendableEndpoint } from './manual';
 import { failTestWithoutAttempt, insertFirstAttempt } from './store';
 import { newId, renderTestEventBody, type Deps } from '@teamchat/core';
 
@@ -31,12 +31,12 @@ export async function deliverTestEvent(deps: Deps, input: { accountId: string; e
     await tx.insert(webhookBodies).values({ id: bodyId, accountId: input.accountId, eventId, eventType: 'test', mode: 'test', body });
     return insertFirstAttempt(tx, { accountId: input.accountId, endpointId: endpoint.id, eventId, eventType: 'test', bodyId, kind: 'test', eventCreatedAt: now });
   });
-  const result = await attemptNow(deps, row.id);
+  const { result, waitReason } = await attemptNow(deps, row.id);
   if (result.status === 'delivered' || result.status === 'failed') {
     return { delivery_id: row.id, status: result.status, response_status: result.response_status, latency_ms: result.latency_ms, error: result.error };
   }
   // Not attempted in time (every in-flight slot of the account busy, or Redis away): failed, never retried.
-  const error = result.error === WAITING.slots_unavailable ? 'not attempted: Redis is unavailable, so no in-flight slot could be taken'
+  const error = waitReason === 'slots_unavailable' ? 'not attempted: Redis is unavailable, so no in-flight slot could be taken'
     : 'not attempted: the account\'s deliveries in flight stayed at their limit';
   await failTestWithoutAttempt(db, row.id, error, deps.now());
   return { delivery_id: row.id, status: 'failed', response_status: null, latency_ms: null, error };

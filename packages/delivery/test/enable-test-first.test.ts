@@ -84,4 +84,24 @@ describe('enabling delivers its test event first (spec: Webhook endpoint enablem
     const otherRx = await eventually(async () => rx.received.find((r) => r.path === `/other-${ep.id}`), 15_000, 'the other endpoint');
     expect(otherRx.at).toBeLessThan(holdUntil.getTime());
   });
+
+  test('a hold keeps back event deliveries only: a replay and a test event to the held endpoint are sent at once', async () => {
+    const { a, ch, ep, mine } = await setup(true);
+    await post(a.ownerApi, ch, { text: 'delivered before the hold' });
+    await eventually(async () => mine()[0], 15_000, 'the first delivery');
+    const logged = await eventually(async () => (await deliveriesOf(h, ep.id)).find((r) => r.kind === 'event' && r.status === 'delivered'), 10_000, 'the first delivery recorded');
+    const holdUntil = new Date(Date.now() + 20_000);
+    await h.deps.database.db.update(webhookEndpoints).set({ enableTestUntil: holdUntil }).where(eq(webhookEndpoints.id, ep.id));
+    const { agent, csrf } = await signInWeb(h, a.owner.email);
+
+    const replayed = await agent.post(`/accounts/${a.accountId}/webhooks/${ep.id}/deliveries/${logged.id}/replay`).set('X-CSRF-Token', csrf).send({});
+    expect(replayed.status).toBe(200);
+    expect(replayed.body).toMatchObject({ status: 'delivered', response_status: 200 });
+    const tested = await agent.post(`/accounts/${a.accountId}/webhooks/${ep.id}/test`).set('X-CSRF-Token', csrf).send({});
+    expect(tested.status).toBe(200);
+    expect(tested.body).toMatchObject({ status: 'delivered', response_status: 200 });
+    expect(mine().map((r) => r.headers['x-service-event'])).toEqual(['message.posted', 'message.posted', 'test']);
+    // The hold still stands: it was not what these two waited on.
+    expect((await endpointRow(h, ep.id)).enableTestUntil).toEqual(holdUntil);
+  });
 });

@@ -25,10 +25,13 @@ afterAll(async () => {
   await h.close();
 });
 
-/** Sends `raw` and reads the answer until the server closes the connection. */
-function exchange(raw: string): Promise<{ status: number; headers: Record<string, string>; body: any }> {
+/**
+ * Sends `raw` and reads the answer until the server closes the connection; with `keepOpen` the
+ * socket is not ended after `raw` (a request left unfinished).
+ */
+function exchange(raw: string, options: { port?: number; keepOpen?: boolean } = {}): Promise<{ status: number; headers: Record<string, string>; body: any }> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1');
+    const socket = net.connect(options.port ?? port, '127.0.0.1');
     let answer = '';
     socket.on('data', (c) => { answer += c.toString('utf8'); });
     socket.on('error', reject);
@@ -38,7 +41,8 @@ function exchange(raw: string): Promise<{ status: number; headers: Record<string
       const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
       resolve({ status: Number(statusLine.split(' ')[1]), headers, body: body ? JSON.parse(body) : null });
     });
-    socket.end(raw);
+    if (options.keepOpen) socket.write(raw);
+    else socket.end(raw);
   });
 }
 
@@ -65,5 +69,21 @@ describe('Hostile input: what the HTTP parser refuses', () => {
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe('unauthorized');
     expect(res.headers['x-request-id']).toMatch(/^req_/);
+  });
+
+  test('a request not received in time → 400 invalid_request, reason request_timeout, with an X-Request-Id', async () => {
+    // Node's own clock (headersTimeout and requestTimeout, checked every connectionsCheckingInterval),
+    // shortened on a server of this test's own.
+    const slow = http.createServer({ headersTimeout: 300, requestTimeout: 400, connectionsCheckingInterval: 50 }, createApp(h.deps, 'api'));
+    answerClientErrors(slow, h.deps.logger);
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    try {
+      const res = await exchange('GET /healthz HTTP/1.1\r\nHost: localhost\r\n', { port: (slow.address() as net.AddressInfo).port, keepOpen: true });
+      expect(res.status).toBe(400);
+      expect(res.headers['x-request-id']).toMatch(/^req_/);
+      expect(res.body).toEqual({ error: { code: 'invalid_request', message: 'The request was not received in time.', reason: 'request_timeout' } });
+    } finally {
+      await new Promise<void>((resolve) => slow.close(() => resolve()));
+    }
   });
 });

@@ -13,6 +13,7 @@ import winston from 'winston';
 import {
   createLogger, degradedDecisionCounts, DEFAULT_REDIS_COMMAND_TIMEOUT_MS, randomToken, unitUsage, waitReady, type DegradedDecision,
 } from '@teamchat/core';
+import { webhookQueuesFor } from '@teamchat/delivery';
 import { createApp } from '../../src/app';
 import {
   bearer, newAccount, newKey, signInWeb, startHarness, UNLIMITED_PLANS, PASSWORD, type Harness,
@@ -266,4 +267,16 @@ test('test events, replays, enabling and a mirror\'s test while Redis is down an
   const mirrorTest = await a.web.post(`/mirrors/${mirror.body.id}/test`).timeout(8_000);
   expect(mirrorTest.status).toBe(200);
   expect(mirrorTest.body).toMatchObject({ status: 'failed', error: 'not attempted: Redis is unavailable, so its call unit could not be charged' });
+});
+
+test('the webhook queues\' adds fail at once while Redis is down, whichever copy of the deps asks first (BullMQ\'s first use of a queue waits for Redis)', async () => {
+  // An app built on a copy of the deps (as createApp({ ...deps, logger }) makes) shares the
+  // process's queues, made while Redis answered; a queue first used while Redis is away would
+  // wait for it, and its caller with it.
+  const copy = { ...h.deps };
+  await redisDown();
+  const started = Date.now();
+  await expect(webhookQueuesFor(copy).enqueueDelivery(`dlv_${randomToken(8)}`)).rejects.toThrow();
+  await expect(webhookQueuesFor(copy).wakeAccounts([`acct_${randomToken(8)}`])).rejects.toThrow();
+  expect(Date.now() - started).toBeLessThan(3_000);
 });

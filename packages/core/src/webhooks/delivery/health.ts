@@ -66,18 +66,26 @@ export async function failingCandidates(
 }
 
 /**
- * Disables the endpoint for `failing` when failingAfter still judges it so with its row locked
- * (an attempt may have recorded a success since it was picked), through autoDisable, as an
- * attempt's record does: its open deliveries dropped. True when this call disabled it.
+ * failingAfter judged again with the target's row locked (`for no key update`, as an attempt's
+ * record locks it): an attempt may have recorded a success since the target was picked. The
+ * caller disables it in the same transaction.
  */
-export async function disableIfFailing(tx: Executor, endpointId: string, now: Date): Promise<boolean> {
-  const w = webhookEndpoints;
+export async function stillFailing(tx: Executor, of: 'endpoints' | 'mirrors', id: string, now: Date): Promise<boolean> {
+  const w = of === 'mirrors' ? mirrors : webhookEndpoints;
   const [row] = await tx
     .select({ enabled: w.enabled, failingSince: w.failingSince, lastSuccessAt: w.lastSuccessAt })
     .from(w)
-    .where(eq(w.id, endpointId))
+    .where(eq(w.id, id))
     .for('no key update');
-  return row !== undefined && failingAfter(row, now) && (await autoDisable(tx, endpointId, 'failing', now));
+  return row !== undefined && failingAfter(row, now);
+}
+
+/**
+ * Disables the endpoint for `failing` when it is stillFailing, through autoDisable, as an
+ * attempt's record does: its open deliveries dropped. True when this call disabled it.
+ */
+export async function disableIfFailing(tx: Executor, endpointId: string, now: Date): Promise<boolean> {
+  return (await stillFailing(tx, 'endpoints', endpointId, now)) && (await autoDisable(tx, endpointId, 'failing', now));
 }
 
 /** Successes closer together than this write an endpoint's health once: a busy endpoint's row is not rewritten per delivery. */
