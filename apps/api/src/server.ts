@@ -1,4 +1,4 @@
-import { ConfigError, createDeps, drainable, loadConfig, logProcessWarnings, onShutdownSignals, startOpsServer, waitReady } from '@teamchat/core';
+import { API_READINESS, ConfigError, createDeps, drainable, loadConfig, logProcessWarnings, onShutdownSignals, startOpsServer, waitReady } from '@teamchat/core';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { answerClientErrors } from './http/client-errors';
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
     });
   const apiServer = await listen(createApp(deps, 'api'), config.apiPort);
   const webServer = await listen(createApp(deps, 'web'), config.webPort);
-  const ops = await startOpsServer(deps, config.opsPort);
+  const ops = await startOpsServer(deps, config.opsPort, API_READINESS);
   const api = drainable(apiServer);
   const web = drainable(webServer);
   // Signals are handled before the line that says the process listens, the warm-up included.

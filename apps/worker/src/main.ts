@@ -1,4 +1,4 @@
-import { ConfigError, createDeps, isShuttingDown, loadConfig, logProcessWarnings, onShutdownSignals, startOpsServer } from '@teamchat/core';
+import { ConfigError, WORKER_READINESS, createDeps, isShuttingDown, loadConfig, logProcessWarnings, onShutdownSignals, startOpsServer } from '@teamchat/core';
 import { engineWarmUp } from '@teamchat/delivery';
 import { opsPortFlag } from './args';
 import { startWorker } from './worker';
@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   logProcessWarnings(deps.logger);
   // The operations port answers at once (/readyz 503 while warming); the engine starts warm
   // (docs/operations.md "Readiness").
-  const ops = await startOpsServer(deps, config.workerOpsPort);
+  const ops = await startOpsServer(deps, config.workerOpsPort, WORKER_READINESS);
   /** The engine, once started (after the warm-up, unless a signal came first). */
   const engine: { worker?: ReturnType<typeof startWorker> } = {};
   // Signals are handled from here on, the warm-up included: a signal during the warm-up cuts it

@@ -67,6 +67,7 @@ export interface ManualAttempt {
 const WAITING: Readonly<Partial<Record<WaitReason, string>>> = {
   call_units_spent: 'waiting: the seat of the endpoint\'s creator has spent its call units for today',
   slots_unavailable: 'waiting: Redis is unavailable, so no delivery can take an in-flight slot; it is sent once Redis is back',
+  units_unavailable: 'waiting: Redis is unavailable, so its call unit could not be charged; it is sent once Redis is back',
 };
 
 /** Runs the row's attempt now; a row that must wait (units spent) is handed to the worker. */

@@ -33,7 +33,7 @@ import type { Executor } from '@teamchat/db';
  */
 export type AttemptOutcome =
   | { kind: 'done'; deliveryId: string; status: DeliveryStatus; responseStatus: number | null; latencyMs: number | null; error: string | null; next: { id: string; accountId: string; at: Date } | null; nextRetryAt: Date | null }
-  | { kind: 'wait'; deliveryId: string; until: Date; reason: 'not_due' | 'claimed' | 'account_inactive' | 'enable_test' | 'call_units_spent' | 'in_flight_cap' | 'slots_unavailable' }
+  | { kind: 'wait'; deliveryId: string; until: Date; reason: 'not_due' | 'claimed' | 'account_inactive' | 'enable_test' | 'call_units_spent' | 'in_flight_cap' | 'slots_unavailable' | 'units_unavailable' }
   | { kind: 'skip'; deliveryId: string; reason: 'missing' | 'closed' };
 
 /** What the rules say about sending a row now (ONE function: every path judges rows with it). */
@@ -166,7 +166,7 @@ export async function runPipeline(
     charged = await charge(deps, mine, out);
   } catch (err) {
     await giveBack(db, mine).catch(() => undefined);
-    throw err;
+    throw new UnitsUnavailable(err);
   }
 
   // Prepare (once per endpoint), send, record: each row on its own from here.
@@ -194,6 +194,17 @@ export async function runPipeline(
       });
   }
   return out;
+}
+
+/**
+ * The charge stage could not reach the unit counters (Redis away, or refusing writes): nothing
+ * was sent and the rows' claims were given back. The engine meets it as any failed pipeline;
+ * a single attempt (attemptOne) answers it as a wait.
+ */
+export class UnitsUnavailable extends Error {
+  constructor(cause: unknown) {
+    super(`call units could not be charged: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+  }
 }
 
 /** A row the pipeline holds the claim of and will send: its index in `ids`, its read, its claim. */
@@ -286,7 +297,8 @@ async function charge(deps: Deps, rows: Mine[], out: Array<Promise<AttemptOutcom
  * A pipeline of one row, outside the dispatcher (test events and replays, sent in the API's
  * request): it takes its own in-flight slot of the account, waiting up to `slotWaitMs` for one
  * (answering `wait`, reason in_flight_cap, if none came; slots_unavailable while Redis is away),
- * then runs the pipeline.
+ * then runs the pipeline (answering `wait`, reason units_unavailable, when its unit could not be
+ * charged: the units live in Redis too).
  */
 export async function attemptOne(deps: Deps, transport: WebhookTransport, deliveryId: string, slotWaitMs: number): Promise<AttemptOutcome> {
   const head = await loadDeliveryContexts(deps.database.db, [deliveryId]);
@@ -306,12 +318,16 @@ export async function attemptOne(deps: Deps, transport: WebhookTransport, delive
   if (!lease) return { kind: 'wait', deliveryId, until: new Date(deps.now().getTime() + slotRetryMs()), reason: 'in_flight_cap' };
   try {
     return await (await runPipeline(deps, transport, [deliveryId]))[0];
+  } catch (err) {
+    if (!(err instanceof UnitsUnavailable)) throw err;
+    deps.logger.warn('the call unit could not be charged: Redis unavailable; the delivery waits', { delivery_id: deliveryId, error: (err.cause as Error)?.message });
+    return { kind: 'wait', deliveryId, until: new Date(deps.now().getTime() + SLOTS_UNAVAILABLE_RETRY_MS), reason: 'units_unavailable' };
   } finally {
-    await lease.release();
+    await lease.release().catch(() => undefined);
   }
 }
 
-/** A row that found Redis away is looked at again after this long (the sweep finds it too). */
+/** A row that found Redis away (no slot, or no unit charged) is looked at again after this long (the sweep finds it too). */
 const SLOTS_UNAVAILABLE_RETRY_MS = 5_000;
 
 /** A short, jittered pause before trying for an in-flight slot again. */

@@ -1,5 +1,5 @@
 import { webhookBodies } from '@teamchat/db';
-import { attemptNow, requireSendableEndpoint } from './manual';
+import { attemptNow, requireSendableEndpoint, type WaitReason } from './manual';
 import { failTestWithoutAttempt, insertFirstAttempt } from './store';
 import { newId, renderTestEventBody, type Deps } from '@teamchat/core';
 
@@ -12,6 +12,13 @@ export interface TestDeliveryResult {
   response_status: number | null;
   latency_ms: number | null;
   error: string | null;
+}
+
+/** Why a test event was not attempted, by the reason its attempt waited (Redis away, or every in-flight slot busy). */
+function notAttempted(reason: WaitReason | null): string {
+  if (reason === 'slots_unavailable') return 'not attempted: Redis is unavailable, so no in-flight slot could be taken';
+  if (reason === 'units_unavailable') return 'not attempted: Redis is unavailable, so its call unit could not be charged';
+  return 'not attempted: the account\'s deliveries in flight stayed at their limit';
 }
 
 /**
@@ -36,8 +43,7 @@ export async function deliverTestEvent(deps: Deps, input: { accountId: string; e
     return { delivery_id: row.id, status: result.status, response_status: result.response_status, latency_ms: result.latency_ms, error: result.error };
   }
   // Not attempted in time (every in-flight slot of the account busy, or Redis away): failed, never retried.
-  const error = waitReason === 'slots_unavailable' ? 'not attempted: Redis is unavailable, so no in-flight slot could be taken'
-    : 'not attempted: the account\'s deliveries in flight stayed at their limit';
+  const error = notAttempted(waitReason);
   await failTestWithoutAttempt(db, row.id, error, deps.now());
   return { delivery_id: row.id, status: 'failed', response_status: null, latency_ms: null, error };
 }

@@ -107,6 +107,27 @@ test('while Redis is down, GET and POST on the API host answer 2xx; units are no
   expect(delta(before, 'units_not_charged')).toBe(3);
 });
 
+test('GET /usage says degraded with null figures while Redis is down (unknown, not zero), and its figures once Redis is back', async () => {
+  const { acct, key } = await accountWithKey();
+  const usage = () => request(h.api).get(`/accounts/${acct.accountId}/usage`).set(bearer(key)).timeout(8_000);
+  await redisDown();
+  const away = await usage();
+  expect(away.status).toBe(200);
+  expect(away.body.degraded).toBe(true);
+  expect(away.body.seats).toEqual([expect.objectContaining({ calls_this_minute: null, units_today: null })]);
+
+  await redisUp();
+  // The limits try Redis again after their pause (REDIS_RETRY_PAUSE_MS).
+  let back = await usage();
+  for (let i = 0; i < 30 && back.body.degraded; i += 1) {
+    await new Promise((r) => setTimeout(r, 100));
+    back = await usage();
+  }
+  expect(back.body.degraded).toBe(false);
+  expect(back.body.seats[0].calls_this_minute).toEqual(expect.any(Number));
+  expect(back.body.seats[0].units_today).toEqual(expect.any(Number));
+});
+
 test('while Redis is down the per-minute limit still bites, counted in each process', async () => {
   const { acct, key } = await accountWithKey();
   await redisDown();
@@ -267,6 +288,26 @@ test('test events, replays, enabling and a mirror\'s test while Redis is down an
   const mirrorTest = await a.web.post(`/mirrors/${mirror.body.id}/test`).timeout(8_000);
   expect(mirrorTest.status).toBe(200);
   expect(mirrorTest.body).toMatchObject({ status: 'failed', error: 'not attempted: Redis is unavailable, so its call unit could not be charged' });
+});
+
+test('while Redis refuses writes (out of memory), a test event and a replay answer 2xx, never 500: nothing is sent', async () => {
+  const a = await webhookAccount(h);
+  const ep = await registered(a.web, { url: await hookUrl() });
+  const first = await a.key.post(`/webhooks/${ep.id}/test`).timeout(8_000);
+  expect(first.status).toBe(200);
+  // Redis answers, but every write is refused (OOM): the slot may be taken, the unit cannot be charged.
+  await h.deps.redis.config('SET', 'maxmemory-policy', 'noeviction');
+  await h.deps.redis.config('SET', 'maxmemory', '1');
+  try {
+    const tested = await a.key.post(`/webhooks/${ep.id}/test`).timeout(8_000);
+    expect(tested.status).toBe(200);
+    expect(tested.body).toMatchObject({ status: 'failed', response_status: null, error: expect.stringMatching(/^not attempted: Redis is unavailable/) });
+    const replayed = await a.key.post(`/webhooks/${ep.id}/deliveries/${first.body.delivery_id}/replay`).timeout(8_000);
+    expect(replayed.status).toBe(200);
+    expect(replayed.body).toMatchObject({ status: 'pending', response_status: null, error: expect.stringMatching(/^waiting: Redis is unavailable/) });
+  } finally {
+    await h.deps.redis.config('SET', 'maxmemory', '0');
+  }
 });
 
 test('the webhook queues\' adds fail at once while Redis is down, whichever copy of the deps asks first (BullMQ\'s first use of a queue waits for Redis)', async () => {

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { createMetrics, createRedis, startOpsServer, type OpsServer } from '@teamchat/core';
+import { API_READINESS, WORKER_READINESS, createMetrics, createRedis, startOpsServer, type OpsServer } from '@teamchat/core';
 import { createDatabase } from '@teamchat/db';
 import { createApp } from '../../src/app';
 import { bearer, newAccount, newKey, startHarness, type Harness } from '../../../../test/support/harness';
@@ -9,7 +9,7 @@ let h: Harness;
 let ops: OpsServer;
 beforeAll(async () => {
   h = await startHarness();
-  ops = await startOpsServer(h.deps, 0, '127.0.0.1');
+  ops = await startOpsServer(h.deps, 0, API_READINESS, '127.0.0.1');
 });
 afterAll(async () => {
   await ops.close();
@@ -47,16 +47,15 @@ describe('load-balancer probes: /healthz and /readyz on the API and web hosts', 
     expect(res.headers['x-request-id']).toBeDefined();
   });
 
-  test('/readyz answers 503 naming redis when Redis is unreachable (PostgreSQL still ok)', async () => {
+  test('/readyz answers 200 degraded, naming redis, when Redis is unreachable (PostgreSQL still ok): the API serves without it', async () => {
     const { deps, close } = await brokenDeps('redis');
     try {
       for (const host of ['api', 'web'] as const) {
         const res = await request(createApp(deps, host)).get('/readyz');
-        expect(res.status).toBe(503);
-        expect(res.body).toEqual({ status: 'unavailable', checks: { postgres: 'ok', redis: 'failed', warm: 'ok' }, host });
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({ status: 'degraded', checks: { postgres: 'ok', redis: 'failed', warm: 'ok' }, host });
         expect(res.headers['x-request-id']).toBeDefined();
       }
-      // The process itself is up: liveness does not depend on Redis (no restart cascades).
       expect((await request(createApp(deps, 'api')).get('/healthz')).status).toBe(200);
     } finally {
       await close();
@@ -117,15 +116,20 @@ describe('docs/operations.md "Processes and ports": the operations server (OPS_P
     expect((await fetch(url('/metrics'), { method: 'POST' })).status).toBe(405);
   });
 
-  test('/readyz on the operations port answers 503 when Redis is unreachable', async () => {
+  test('/readyz on the operations port: 200 degraded for the API, 503 for the worker (its queues live in Redis) when Redis is unreachable', async () => {
     const { deps, close } = await brokenDeps('redis');
-    const broken = await startOpsServer(deps, 0, '127.0.0.1');
+    const api = await startOpsServer(deps, 0, API_READINESS, '127.0.0.1');
+    const worker = await startOpsServer(deps, 0, WORKER_READINESS, '127.0.0.1');
     try {
-      const res = await fetch(`http://127.0.0.1:${broken.port}/readyz`);
-      expect(res.status).toBe(503);
-      expect(await res.json()).toEqual({ status: 'unavailable', checks: { postgres: 'ok', redis: 'failed', warm: 'ok' } });
+      const a = await fetch(`http://127.0.0.1:${api.port}/readyz`);
+      expect(a.status).toBe(200);
+      expect(await a.json()).toEqual({ status: 'degraded', checks: { postgres: 'ok', redis: 'failed', warm: 'ok' } });
+      const w = await fetch(`http://127.0.0.1:${worker.port}/readyz`);
+      expect(w.status).toBe(503);
+      expect(await w.json()).toEqual({ status: 'unavailable', checks: { postgres: 'ok', redis: 'failed', warm: 'ok' } });
     } finally {
-      await broken.close();
+      await api.close();
+      await worker.close();
       await close();
     }
   });
@@ -134,7 +138,7 @@ describe('docs/operations.md "Processes and ports": the operations server (OPS_P
     const { deps, close } = await brokenDeps('postgres');
     const metrics = createMetrics();
     metrics.watchOutbox(deps.database.pool);
-    const broken = await startOpsServer({ ...deps, metrics }, 0, '127.0.0.1');
+    const broken = await startOpsServer({ ...deps, metrics }, 0, API_READINESS, '127.0.0.1');
     try {
       const res = await fetch(`http://127.0.0.1:${broken.port}/readyz`);
       expect(res.status).toBe(503);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
-import { openAccount, createDeps, loadConfig, randomToken, startOpsServer, type OpsServer } from '@teamchat/core';
+import { openAccount, createDeps, loadConfig, randomToken, API_READINESS, startOpsServer, type OpsServer } from '@teamchat/core';
 import { webhookQueuesFor } from '@teamchat/delivery';
 import { bearer, newAccount, newKey, startHarness, UNLIMITED_PLANS, PASSWORD, type Harness } from '../../../../test/support/harness';
 import { TEST_REDIS_URL } from '../../../../test/support/env';
@@ -13,7 +13,7 @@ let h: Harness;
 let ops: OpsServer;
 beforeAll(async () => {
   h = await startHarness();
-  ops = await startOpsServer(h.deps, 0, '127.0.0.1');
+  ops = await startOpsServer(h.deps, 0, API_READINESS, '127.0.0.1');
 });
 afterAll(async () => {
   await ops.close();
@@ -86,7 +86,7 @@ describe('Prometheus metrics on the operations port', () => {
 
   test('429 refusals are counted by code and scope (rate_limited, seat_per_minute)', async () => {
     const limited = await startHarness({ planLimits: { ...UNLIMITED_PLANS, pro: { ...UNLIMITED_PLANS.pro, callsPerMinute: 1 } } });
-    const limitedOps = await startOpsServer(limited.deps, 0, '127.0.0.1');
+    const limitedOps = await startOpsServer(limited.deps, 0, API_READINESS, '127.0.0.1');
     try {
       const a = await newAccount(limited);
       const key = await newKey(limited, a.accountId, a.owner.email, ['account:manage']);
@@ -131,7 +131,7 @@ describe('Prometheus metrics on the operations port', () => {
       { secretsKey: 'ab'.repeat(32), redisPrefix: `test-${randomToken(8)}` },
     );
     const deps = createDeps(config, 'test', { poolSize: 2 });
-    const own = await startOpsServer(deps, 0, '127.0.0.1');
+    const own = await startOpsServer(deps, 0, API_READINESS, '127.0.0.1');
     try {
       let { samples } = await scrape(own.port);
       expect(valueOf(samples, 'teamchat_outbox_backlog_events')).toBe(0);

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { createDeps, newSecret, startOpsServer, waitReady, type Deps } from '@teamchat/core';
+import { createDeps, newSecret, API_READINESS, WORKER_READINESS, startOpsServer, waitReady, type Deps } from '@teamchat/core';
 import { engineWarmUp } from '@teamchat/delivery';
 import { Client, type Pool } from 'pg';
 import { onEveryConnection, poolSize } from '@teamchat/db';
@@ -47,7 +47,7 @@ test('the API process: /readyz is 503 (warm: pending) on both hosts until the wa
   await waitReady(deps.redis);
   const api = await listen(createApp(deps, 'api'));
   const web = await listen(createApp(deps, 'web'));
-  const ops = await startOpsServer(deps, 0, '127.0.0.1');
+  const ops = await startOpsServer(deps, 0, API_READINESS, '127.0.0.1');
   const url = (s: http.Server, p: string) => `http://127.0.0.1:${(s.address() as import('node:net').AddressInfo).port}${p}`;
   try {
     for (const s of [api, web]) {
@@ -109,7 +109,7 @@ test('the worker process: its operations port answers /readyz 503 until the engi
   await makeExpiredLogWeek(deps.database.db);
   expect((await old()).length).toBeGreaterThan(0);
   await waitReady(deps.redis);
-  const ops = await startOpsServer(deps, 0, '127.0.0.1');
+  const ops = await startOpsServer(deps, 0, WORKER_READINESS, '127.0.0.1');
   try {
     const cold = await fetch(`http://127.0.0.1:${ops.port}/readyz`);
     expect(cold.status).toBe(503);

@@ -2549,8 +2549,11 @@ export interface components {
             by: string;
         };
         Readiness: {
-            /** @enum {string} */
-            status: "ready" | "unavailable";
+            /**
+             * @description `degraded`: serving (200) while Redis is away, its limits counted in each process (docs/limits.md "When Redis is away")
+             * @enum {string}
+             */
+            status: "ready" | "degraded" | "unavailable";
             checks: {
                 /** @enum {string} */
                 postgres: "ok" | "failed";

@@ -224,7 +224,8 @@ export const okView = Joi.object({ ok: Joi.boolean().valid(true).required() }).i
 
 export const livenessView = Joi.object({ status: str.valid('ok').required(), host: str.valid('api', 'web').required() }).id('Liveness');
 export const readinessView = Joi.object({
-  status: str.valid('ready', 'unavailable').required(),
+  status: str.valid('ready', 'degraded', 'unavailable').required()
+    .description('`degraded`: serving (200) while Redis is away, its limits counted in each process (docs/limits.md "When Redis is away")'),
   checks: Joi.object({
     postgres: str.valid('ok', 'failed').required(),
     redis: str.valid('ok', 'failed').required(),

@@ -1,6 +1,7 @@
 import { and, asc, eq, members, users, type Executor } from '@teamchat/db';
 import type { Deps } from '../context';
 import type { Plan } from '../plans';
+import { redisAvailability } from './availability';
 import { MINUTE_WINDOW_MS } from './call-charge';
 import { minuteKey, nextUtcMidnight, unitsKey } from './keys';
 
@@ -8,7 +9,9 @@ import { minuteKey, nextUtcMidnight, unitsKey } from './keys';
  * Today's use of each seat of an account against its plan's limits (GET /accounts/{id}/usage,
  * docs/web.md "Account usage"): calls in the current minute window and call units spent today,
  * read from the same Redis counters the limits charge (one pipeline), charging nothing.
- * An owner or admin sees every seat; a member only their own.
+ * An owner or admin sees every seat; a member only their own. While Redis is away (the limits'
+ * availability says so, or the read fails: a pipeline answers each command's error rather than
+ * rejecting) the figures are unknown, not zero: `degraded: true` and `null` figures.
  */
 export interface SeatUsage {
   user_id: string;
@@ -31,17 +34,22 @@ export async function accountUsage(
     .where(and(eq(members.accountId, input.accountId), input.onlyUserId ? eq(members.userId, input.onlyUserId) : undefined))
     .orderBy(asc(members.seq));
   const keys = deps.config;
-  let degraded = false;
+  const availability = redisAvailability(deps.redis);
+  let degraded = !availability.usable();
   let answers: Array<[Error | null, unknown]> = [];
-  try {
-    const pipe = deps.redis.pipeline();
-    for (const s of seats) {
-      pipe.hmget(minuteKey(keys, input.accountId, s.userId), 's', 'n');
-      pipe.get(unitsKey(keys, input.accountId, s.userId, now));
+  if (!degraded) {
+    try {
+      const pipe = deps.redis.pipeline();
+      for (const s of seats) {
+        pipe.hmget(minuteKey(keys, input.accountId, s.userId), 's', 'n');
+        pipe.get(unitsKey(keys, input.accountId, s.userId, now));
+      }
+      answers = ((await pipe.exec()) ?? []) as Array<[Error | null, unknown]>;
+      degraded = answers.some(([err]) => err !== null);
+    } catch {
+      degraded = true;
     }
-    answers = ((await pipe.exec()) ?? []) as Array<[Error | null, unknown]>;
-  } catch {
-    degraded = true;
+    if (degraded) availability.failed();
   }
   return {
     plan: input.plan,

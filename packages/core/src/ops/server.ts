@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Deps } from '../context';
-import { checkReadiness, liveness } from './health';
+import { checkReadiness, liveness, type ReadinessNeeds } from './health';
 import { drainable } from './shutdown';
 
 export interface OpsServer {
@@ -17,10 +17,13 @@ function send(res: http.ServerResponse, status: number, body: string, type = 'ap
 
 /**
  * The operations server of one process (API or worker), on its own port, never a public one:
- * GET /healthz (process up), GET /readyz (warm, PostgreSQL and Redis answer), GET /metrics (Prometheus).
- * Plain node:http, so the worker needs no web framework.
+ * GET /healthz (process up), GET /readyz (warm, PostgreSQL answers, and Redis as the process
+ * `needs` it: checkReadiness), GET /metrics (Prometheus). Plain node:http, so the worker needs no
+ * web framework.
  */
-export async function startOpsServer(deps: Pick<Deps, 'database' | 'redis' | 'metrics' | 'logger' | 'warmth'>, port: number, host = '0.0.0.0'): Promise<OpsServer> {
+export async function startOpsServer(
+  deps: Pick<Deps, 'database' | 'redis' | 'metrics' | 'logger' | 'warmth'>, port: number, needs: ReadinessNeeds, host = '0.0.0.0',
+): Promise<OpsServer> {
   deps.metrics.enableProcessMetrics();
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -31,7 +34,7 @@ export async function startOpsServer(deps: Pick<Deps, 'database' | 'redis' | 'me
     if (path === '/healthz') {
       send(res, 200, JSON.stringify(liveness()));
     } else if (path === '/readyz') {
-      void checkReadiness(deps).then((r) => send(res, r.httpStatus, JSON.stringify(r.body)));
+      void checkReadiness(deps, needs).then((r) => send(res, r.httpStatus, JSON.stringify(r.body)));
     } else if (path === '/metrics') {
       deps.metrics.registry.metrics().then(
         (text) => send(res, 200, text, deps.metrics.registry.contentType),
