@@ -8,7 +8,7 @@ import {
 import type { WebhookTransport } from './transport';
 import { chargeDeliveryUnits, type DeliveryCharge } from './units';
 import {
-  ACCOUNT_INACTIVE_RECHECK_MS, ENABLE_TEST_RECHECK_MS, OPEN_STATUSES, announceAutoDisabled, autoDisable, claimMs, failingAfter, isSlow, recordHealth, retryDelayAfter,
+  ACCOUNT_INACTIVE_RECHECK_MS, ENABLE_TEST_RECHECK_MS, OPEN_STATUSES, announceAutoDisabled, autoDisable, claimMs, failingAfter, isSlow, recordHealth, redisAvailability, retryDelayAfter,
   type AutoDisableReason, type DeliveryContext, type DeliveryStatus, type Deps,
 } from '@teamchat/core';
 import type { Executor } from '@teamchat/db';
@@ -306,20 +306,27 @@ export async function attemptOne(deps: Deps, transport: WebhookTransport, delive
   const verdict = eligibility(ctx, deps.now());
   // Judged again by the pipeline under the slot; judged here so a row that will not be sent waits for no slot.
   if (verdict.kind !== 'send' || !ctx) return (await runPipeline(deps, transport, [deliveryId]))[0];
+  // The slots live in Redis: while it is away nothing is sent (the cap holds across processes),
+  // and the row waits, open, for the engine once Redis is back (docs/limits.md "When Redis is
+  // away"). Redis known to be away (a call of this process failed within the limits' pause) is
+  // not tried: a frozen Redis would cost the request another command timeout.
+  const slotsUnavailable = (): AttemptOutcome => ({ kind: 'wait', deliveryId, until: new Date(deps.now().getTime() + SLOTS_UNAVAILABLE_RETRY_MS), reason: 'slots_unavailable' });
+  const availability = redisAvailability(deps.redis);
+  if (!availability.usable()) return slotsUnavailable();
   let lease: Lease | null;
   try {
     lease = await takeSlot(deps, ctx.account.id, slotWaitMs);
   } catch (err) {
-    // The slots live in Redis: while it is away nothing is sent (the cap holds across processes),
-    // and the row waits, open, for the engine once Redis is back (docs/limits.md "When Redis is away").
+    availability.failed();
     deps.logger.warn('no in-flight slot could be taken: Redis unavailable; the delivery waits', { delivery_id: deliveryId, error: (err as Error).message });
-    return { kind: 'wait', deliveryId, until: new Date(deps.now().getTime() + SLOTS_UNAVAILABLE_RETRY_MS), reason: 'slots_unavailable' };
+    return slotsUnavailable();
   }
   if (!lease) return { kind: 'wait', deliveryId, until: new Date(deps.now().getTime() + slotRetryMs()), reason: 'in_flight_cap' };
   try {
     return await (await runPipeline(deps, transport, [deliveryId]))[0];
   } catch (err) {
     if (!(err instanceof UnitsUnavailable)) throw err;
+    availability.failed();
     deps.logger.warn('the call unit could not be charged: Redis unavailable; the delivery waits', { delivery_id: deliveryId, error: (err.cause as Error)?.message });
     return { kind: 'wait', deliveryId, until: new Date(deps.now().getTime() + SLOTS_UNAVAILABLE_RETRY_MS), reason: 'units_unavailable' };
   } finally {
