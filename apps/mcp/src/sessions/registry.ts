@@ -1,7 +1,8 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { outboxTransaction, recordEvents, sessionEvictedEvent, type Deps, type MessageSession } from '@teamchat/core';
-import { SeatCap, type SessionRecord } from './seat-cap';
+import { DegradingSeatCap } from './degrading-seat-cap';
+import type { SessionRecord } from './seat-cap';
 
 /** An MCP session held by this process. */
 export interface LiveSession {
@@ -32,17 +33,18 @@ const recordOf = (s: LiveSession): SessionRecord => ({
 
 /**
  * The sessions of this process (transports live in memory, so a session is pinned to the process
- * that opened it) and their bookkeeping in Redis: the per-seat cap with LRU eviction, which writes
- * a `session.evicted` outbox row, and the idle timeout.
+ * that opened it) and their bookkeeping: the per-seat cap with LRU eviction (in Redis; in this
+ * process while Redis is away, degrading-seat-cap.ts), which writes a `session.evicted` outbox
+ * row, and the idle timeout.
  */
 export class SessionRegistry {
   private readonly live = new Map<string, LiveSession>();
-  private readonly seats: SeatCap;
+  private readonly seats: DegradingSeatCap;
   private readonly idleMs: number;
 
   constructor(private readonly deps: Deps) {
     this.idleMs = deps.config.mcpSessionIdleMinutes * 60_000;
-    this.seats = new SeatCap(deps.redis, deps.config, this.idleMs);
+    this.seats = new DegradingSeatCap(deps, this.idleMs);
   }
 
   get(id: string): LiveSession | undefined {
@@ -99,7 +101,7 @@ export class SessionRegistry {
   async forget(s: LiveSession, opts: { evicted?: boolean } = {}): Promise<void> {
     if (this.live.get(s.id) !== s) return;
     this.live.delete(s.id);
-    if (!opts.evicted) await this.seats.close(s.id, recordOf(s)).catch(() => undefined);
+    if (!opts.evicted) await this.seats.close(s.id, recordOf(s));
   }
 
   async end(s: LiveSession, opts: { evicted?: boolean } = {}): Promise<void> {

@@ -24,7 +24,7 @@ export interface SessionRecord {
 }
 
 /** How long an eviction is remembered, so the evicted session's next request is told why (ms). */
-const EVICTED_MARKER_MS = 24 * 60 * 60 * 1000;
+export const EVICTED_MARKER_MS = 24 * 60 * 60 * 1000;
 
 /**
  * KEYS: seat set, lru counter, this session's record. ARGV: session id, record JSON, record TTL ms,
@@ -66,6 +66,13 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 `;
 
+/** One evicted session and its record (null when its record had already gone). */
+export interface EvictedSession {
+  id: string;
+  record: SessionRecord | null;
+}
+
+/** Every call may throw while Redis is away; degrading-seat-cap.ts decides what then. */
 export class SeatCap {
   private readonly base: string;
   constructor(private readonly redis: RedisClient, keys: RedisKeyConfig, private readonly idleMs: number) {
@@ -78,12 +85,12 @@ export class SeatCap {
   private lruKey = () => `${this.base}:lru`;
 
   /** Adds a session to its seat; returns the sessions evicted to stay within `cap`. */
-  async open(id: string, record: SessionRecord, cap: number): Promise<Array<{ id: string; record: SessionRecord | null }>> {
+  async open(id: string, record: SessionRecord, cap: number): Promise<EvictedSession[]> {
     const out = (await this.redis.eval(
       OPEN, 3, this.seatKey(record), this.lruKey(), this.recordKey(id),
       id, JSON.stringify(record), this.idleMs, cap, this.recordKey(''), this.evictedKey(''), EVICTED_MARKER_MS,
     )) as Array<string | null>;
-    const evicted: Array<{ id: string; record: SessionRecord | null }> = [];
+    const evicted: EvictedSession[] = [];
     for (let i = 0; i < out.length; i += 2) evicted.push({ id: out[i]!, record: out[i + 1] ? (JSON.parse(out[i + 1]!) as SessionRecord) : null });
     return evicted;
   }
@@ -101,7 +108,15 @@ export class SeatCap {
   }
 
   /** A session that ended (closed by the client, idle, or its process stopping) leaves its seat. */
-  async close(id: string, record: SessionRecord): Promise<void> {
-    await this.redis.multi().zrem(this.seatKey(record), id).del(this.recordKey(id)).exec();
+  close(id: string, record: SessionRecord): Promise<void> {
+    return this.closeMany([{ id, record }]);
+  }
+
+  /** Sessions that ended leave their seats, in one round trip. */
+  async closeMany(sessions: ReadonlyArray<{ id: string; record: SessionRecord }>): Promise<void> {
+    if (sessions.length === 0) return;
+    const tx = this.redis.multi();
+    for (const s of sessions) tx.zrem(this.seatKey(s.record), s.id).del(this.recordKey(s.id));
+    await tx.exec();
   }
 }

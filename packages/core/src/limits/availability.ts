@@ -16,9 +16,13 @@ export type DegradedDecision =
   /** failed sign-ins counted in this process only */
   | 'sign_in_throttle_local'
   /** a test event or a replay counted against its endpoint's (or mirror's) limit in this process only */
-  | 'manual_limit_local';
+  | 'manual_limit_local'
+  /** the per-seat cap on concurrent MCP sessions kept in this MCP process only */
+  | 'mcp_sessions_local';
 
-const totals: Record<DegradedDecision, number> = { minute_limit_local: 0, units_not_charged: 0, sign_in_throttle_local: 0, manual_limit_local: 0 };
+const totals: Record<DegradedDecision, number> = {
+  minute_limit_local: 0, units_not_charged: 0, sign_in_throttle_local: 0, manual_limit_local: 0, mcp_sessions_local: 0,
+};
 
 /** Process-wide count of each degraded decision since the process started (for a metrics collector). */
 export function degradedDecisionCounts(): Record<DegradedDecision, number> {
