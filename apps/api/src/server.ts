@@ -1,4 +1,4 @@
-import { API_READINESS, ConfigError, createDeps, drainable, loadConfig, logProcessWarnings, onShutdownSignals, startOpsServer, waitReady } from '@teamchat/core';
+import { API_READINESS, ConfigError, createDeps, drainable, loadConfig, logProcessWarnings, onShutdownSignals, startOpsServer, waitReadyOrStartWithout } from '@teamchat/core';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { answerClientErrors } from './http/client-errors';
@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const deps = createDeps(config, 'api', { serving: true });
   logProcessWarnings(deps.logger);
-  await waitReady(deps.redis);
+  await waitReadyOrStartWithout(deps.redis, deps.logger);
   const listen = (app: ReturnType<typeof createApp>, port: number) =>
     new Promise<import('node:http').Server>((resolve, reject) => {
       const server = app.listen(port, '0.0.0.0', (err?: Error) => (err ? reject(err) : resolve(server)));

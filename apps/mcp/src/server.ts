@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConfigError, createDeps, drainable, loadConfig, logProcessWarnings, onShutdownSignals, waitReady } from '@teamchat/core';
+import { ConfigError, createDeps, drainable, loadConfig, logProcessWarnings, onShutdownSignals, waitReadyOrStartWithout } from '@teamchat/core';
 import { createMcpApp } from './app';
 
 /** Entrypoint: the MCP server (Streamable HTTP at /mcp) on MCP_PORT, calling the API host at MCP_API_URL. */
@@ -8,7 +8,7 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const deps = createDeps(config, 'mcp');
   logProcessWarnings(deps.logger);
-  await waitReady(deps.redis);
+  await waitReadyOrStartWithout(deps.redis, deps.logger);
   const app = createMcpApp(deps);
   const server = await new Promise<http.Server>((resolve, reject) => {
     const s = http.createServer(app.handle);

@@ -14,6 +14,7 @@ export * from './audit';
 export * from './pagination';
 export * from './idempotency';
 export * from './jobs/queue';
+export * from './jobs/ready-gate';
 export * from './jobs/store';
 export * from './jobs/catalogue';
 export * from './accounts/accounts';

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import Redis, { Cluster, RedisOptions } from 'ioredis';
 import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS, type Config } from './config';
+import type { Logger } from './logger';
 
 /** One Redis or a Redis Cluster (REDIS_CLUSTER_NODES); every key is named by redis-keys.ts. */
 export type RedisClient = Redis | Cluster;
@@ -107,6 +108,21 @@ function coalesceWrites(redis: Redis): void {
   });
 }
 const CORKED = Symbol('teamchat.corked');
+
+/** How long a serving process (API, MCP) waits for Redis at start before it starts without it. */
+export const REDIS_START_WAIT_MS = 5000;
+
+/**
+ * A serving process's start: it waits up to REDIS_START_WAIT_MS for Redis, then starts without
+ * it, saying so. The API and the MCP server serve while Redis is away (docs/limits.md "When Redis
+ * is away"), so they start then too: a replica restarted during a Redis outage comes back,
+ * degraded, rather than failing; the connection keeps trying and everything uses Redis once it
+ * answers.
+ */
+export async function waitReadyOrStartWithout(redis: RedisClient, logger: Pick<Logger, 'warn'>, timeoutMs = REDIS_START_WAIT_MS): Promise<void> {
+  await waitReady(redis, timeoutMs).catch(() =>
+    logger.warn('starting without Redis: it did not answer; limits are counted in this process until it does', { waited_ms: timeoutMs }));
+}
 
 /** Resolves once the connection is ready (a producer with enableOfflineQueue:false needs this at boot). */
 export async function waitReady(redis: RedisClient, timeoutMs = 5000): Promise<void> {

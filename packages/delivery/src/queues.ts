@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { queuePrefix, type Deps } from '@teamchat/core';
+import { QueueReadyGate, queuePrefix, type Deps } from '@teamchat/core';
 
 /**
  * The webhook queues (producer side). The database is the truth: a job only wakes a worker
@@ -77,6 +77,8 @@ const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: true, attempts: 5, b
 export class WebhookQueues {
   readonly fanout: Queue<FanoutMessage>;
   readonly delivery: Queue<DeliveryMessage>;
+  /** an add fails at once, not waiting, before the queues' first connection on a producer's connection */
+  private readonly gate: QueueReadyGate;
 
   constructor(private readonly deps: Pick<Deps, 'redis' | 'config' | 'now'>) {
     const connection = deps.redis;
@@ -84,12 +86,14 @@ export class WebhookQueues {
     this.delivery = new Queue<DeliveryMessage>(WEBHOOK_DELIVERY_QUEUE, { connection, prefix: queuePrefix(deps.config, WEBHOOK_DELIVERY_QUEUE) });
     this.fanout.on('error', () => undefined);
     this.delivery.on('error', () => undefined);
+    this.gate = new QueueReadyGate([this.fanout, this.delivery], connection);
   }
 
   async enqueueFanout(eventIds: readonly string[]): Promise<void> {
     if (eventIds.length === 0) return;
     const batches: string[][] = [];
     for (let i = 0; i < eventIds.length; i += FANOUT_BATCH) batches.push(eventIds.slice(i, i + FANOUT_BATCH));
+    await this.gate.open();
     await this.fanout.addBulk(batches.map((ids) => ({ name: 'fanout', data: { eventIds: ids }, opts: { ...JOB_OPTIONS, jobId: fanoutJobId(ids) } })));
   }
 
@@ -101,6 +105,7 @@ export class WebhookQueues {
   /** Wakes a worker for the row at `at` (now when absent). Idempotent while the row's job exists. */
   async enqueueDelivery(deliveryId: string, at?: Date | null): Promise<void> {
     const delay = at ? Math.max(0, at.getTime() - this.deps.now().getTime()) : 0;
+    await this.gate.open();
     await this.delivery.add('deliver', { deliveryId }, { ...JOB_OPTIONS, jobId: deliveryId, delay });
   }
 
@@ -110,6 +115,7 @@ export class WebhookQueues {
    */
   async enqueueWakeUp(deliveryId: string, at: Date): Promise<void> {
     const delay = Math.max(0, at.getTime() - this.deps.now().getTime());
+    await this.gate.open();
     await this.delivery.add('deliver', { deliveryId }, { ...JOB_OPTIONS, jobId: `${deliveryId}-at${at.getTime()}`, delay });
   }
 
@@ -132,6 +138,7 @@ export class WebhookQueues {
         jobs.set(r.id, { name: 'deliver', data: { deliveryId: r.id }, opts: { ...JOB_OPTIONS, jobId: r.id, delay: Math.max(0, at - now) } });
       }
     }
+    await this.gate.open();
     await this.delivery.addBulk([...jobs.values()]);
   }
 
@@ -139,6 +146,7 @@ export class WebhookQueues {
   async wakeAccounts(accountIds: readonly string[]): Promise<void> {
     if (accountIds.length === 0) return;
     const now = this.deps.now().getTime();
+    await this.gate.open();
     await this.delivery.addBulk(accountIds.map((accountId) => {
       const wake = accountWakeUp(accountId, now, 0);
       return { name: 'wake-account', data: { accountId }, opts: { ...JOB_OPTIONS, jobId: wake.jobId, delay: 0 } };
@@ -158,9 +166,9 @@ const byConnection = new WeakMap<object, WebhookQueues>();
  * reported at scrape time (operators scale workers on them).
  *
  * BullMQ's first use of a queue waits for its connection to be ready, however the connection
- * is set to fail fast: a pair first used while Redis is away would hold its caller until Redis
- * is back. So the API builds them with its app, when Redis has answered (createApp); from then on
- * an add fails at once while Redis is away (the producer connection queues nothing).
+ * is set to fail fast: so the API builds them with its app (createApp), to connect as soon as
+ * Redis answers, and until they have connected an add fails at once (QueueReadyGate), as it does
+ * afterwards while Redis is away (the producer connection queues nothing).
  */
 export function webhookQueuesFor(deps: Pick<Deps, 'redis' | 'config' | 'now'> & Partial<Pick<Deps, 'metrics'>>): WebhookQueues {
   let q = byConnection.get(deps.redis);
