@@ -95,16 +95,29 @@ export interface DatabaseOptions extends Pick<PoolConfig, 'max' | 'application_n
  */
 export const BY_KEY_SESSION = 'SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_bitmapscan = off; SET max_parallel_workers_per_gather = 0';
 
+/**
+ * How much longer than its statement bound the client waits for a query's answer, or for a
+ * connection (a new one, or a free one of the pool), before giving up on PostgreSQL. The bound
+ * itself is PostgreSQL's (statement_timeout): a server that does not answer at all (a network
+ * partition, a stalled host) cannot apply it, and a request would wait for TCP to give up, minutes
+ * later (docs/operations.md "When PostgreSQL does not answer"). The margin lets PostgreSQL's own
+ * timeout, with its clean error, come first whenever PostgreSQL answers.
+ */
+export const CLIENT_BOUND_MARGIN_MS = 2000;
+
 /** The one place a pool is opened. */
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
   const bound = options.statementTimeoutMs;
   const pooled = options.poolMode === 'transaction';
+  // With a bound, the client gives up on an unanswering server too (CLIENT_BOUND_MARGIN_MS).
+  const clientBounds = bound === undefined ? {} : { query_timeout: bound + CLIENT_BOUND_MARGIN_MS, connectionTimeoutMillis: bound + CLIENT_BOUND_MARGIN_MS };
   const open = (session: string | null) => {
     const opened = new Pool({
       connectionString: url,
       max: options.max ?? DEFAULT_POOL_SIZE,
       application_name: options.application_name,
       ...(options.keepIdle ? { idleTimeoutMillis: 0 } : {}),
+      ...clientBounds,
       ...(bound === undefined || pooled ? {} : { statement_timeout: bound, idle_in_transaction_session_timeout: bound }),
       // A session setting, run on each new connection before the pool hands it out (not as a
       // start-up parameter, which PgBouncer refuses). A connection it fails on is not used.
