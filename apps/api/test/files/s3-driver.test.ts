@@ -4,7 +4,9 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { fileStoreFor, loadConfig, storageKeyOf, type FileStore } from '@teamchat/core';
+import { S3_ANSWER_TIMEOUT_MS, S3_CONNECT_TIMEOUT_MS, S3_MAX_ATTEMPTS } from '../../../../packages/core/src/files/storage/s3';
 import { newAccount, signInWeb, startHarness, type Harness } from '../../../../test/support/harness';
+import { tcpProxy } from '../../../../test/support/tcp-proxy';
 const S3rver = require('s3rver');
 
 /** The S3 driver against a real S3-compatible server (s3rver) on loopback, started by this test. */
@@ -85,6 +87,28 @@ describe('S3 driver (FILES_DRIVER=s3) against s3rver', () => {
     expect(Buffer.compare(content.body as Buffer, PNG)).toBe(0);
     expect(content.headers['content-disposition']).toMatch(/^attachment;/);
   });
+
+  test('a storage that does not answer fails the call within its bounds instead of holding it (then serves again)', async () => {
+    const key = storageKeyOf('acct_s3frozen', 'file_one');
+    await store.put(key, Readable.from([PNG]), PNG.length);
+    const proxy = await tcpProxy({ host: '127.0.0.1', port: Number(new URL(endpoint).port) });
+    const behind = fileStoreFor({ ...h.deps.config, s3Endpoint: `http://127.0.0.1:${proxy.port}` });
+    try {
+      expect(await behind.head(key)).toEqual({ size: PNG.length });
+      proxy.freeze();
+      const started = Date.now();
+      await expect(behind.head(key)).rejects.toThrow();
+      await expect(behind.get(key)).rejects.toThrow();
+      expect(Date.now() - started).toBeLessThan(2 * S3_MAX_ATTEMPTS * (S3_CONNECT_TIMEOUT_MS + S3_ANSWER_TIMEOUT_MS));
+      proxy.thaw();
+      expect(await behind.head(key)).toEqual({ size: PNG.length });
+    } finally {
+      proxy.thaw();
+      (behind as unknown as { close?: () => void }).close?.();
+      await proxy.close();
+      await store.delete(key);
+    }
+  }, 60_000);
 
   test('configuration: FILES_DRIVER=s3 needs S3_BUCKET', () => {
     expect(() => loadConfig({ NODE_ENV: 'test', FILES_DRIVER: 's3' }, { secretsKey: 'ab'.repeat(32) })).toThrow(/S3_BUCKET/);

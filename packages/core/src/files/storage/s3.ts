@@ -13,6 +13,17 @@ import type { FileStore, PresignInput, UploadTarget } from './store';
  */
 const SILENT_SDK_LOGGER = { trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
+/**
+ * How long the driver waits for S3, so that a storage that does not answer (a partition, a stalled
+ * endpoint) fails the request instead of holding it: a connection within S3_CONNECT_TIMEOUT_MS, an
+ * answer's headers within S3_ANSWER_TIMEOUT_MS, S3_MAX_ATTEMPTS tries in all (about 10 s at worst).
+ * A download's body, once it flows, is not bounded: a slow reader pauses it. The streamed `put`
+ * is bounded only by its connection, as its body comes at its sender's pace.
+ */
+export const S3_CONNECT_TIMEOUT_MS = 3000;
+export const S3_ANSWER_TIMEOUT_MS = 5000;
+export const S3_MAX_ATTEMPTS = 2;
+
 const missing = (err: unknown) => {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
   return e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404;
@@ -40,6 +51,8 @@ export class S3FileStore implements FileStore {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       logger: SILENT_SDK_LOGGER,
+      requestHandler: { connectionTimeout: S3_CONNECT_TIMEOUT_MS, requestTimeout: S3_ANSWER_TIMEOUT_MS, throwOnRequestTimeout: true },
+      maxAttempts: S3_MAX_ATTEMPTS,
     });
   }
 
@@ -57,6 +70,7 @@ export class S3FileStore implements FileStore {
     try {
       await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body.pipe(checked), ContentLength: size }), {
         abortSignal: abort.signal,
+        requestTimeout: 0,
       });
     } catch (err) {
       // an aborted PUT stores nothing on S3; some compatible servers keep what they received
