@@ -139,7 +139,7 @@ test('while Redis is down, the cap is kept in the process: one session past it e
   await expectEvicted(before);
 });
 
-test('while Redis is frozen, initialize and a request on an open session answer within 3 s (one command timeout), not 500', async () => {
+test('while Redis is frozen, initialize and a request on an open session answer within seconds (one command timeout), not 500', async () => {
   const { key } = await seat();
   const open = await mcp1.connect(key);
   server.freeze();
@@ -153,14 +153,14 @@ test('while Redis is frozen, initialize and a request on an open session answer 
   });
   expect(init.status).toBe(200);
   expect(init.headers.get('mcp-session-id')).toEqual(expect.any(String));
-  expect(performance.now() - started).toBeLessThan(3_000);
+  expect(performance.now() - started).toBeLessThan(5_000);
 
   // After the pause that follows a failed call, Redis is tried (and times out) once more.
   await pastThePause();
   started = performance.now();
   const listed = await call(open, 'list_channels');
   expect(listed.isError).toBeFalsy();
-  expect(performance.now() - started).toBeLessThan(3_000);
+  expect(performance.now() - started).toBeLessThan(5_000);
 });
 
 test('while Redis refuses writes (OOM), initialize and a tool call answer', async () => {
