@@ -22,6 +22,8 @@ Client.prototype.query = function countedQuery(this: Client, ...args: unknown[])
 
 const redisSend = Redis.prototype.sendCommand;
 Redis.prototype.sendCommand = function countedSend(this: Redis, ...args: Parameters<Redis['sendCommand']>) {
+  // The connection watch's PING (watchRedisConnection, every 2 s) is not the work's.
+  if ((args[0] as unknown as { name?: string })?.name === 'ping') return redisSend.apply(this, args);
   counters.redis += 1;
   if (queryTexts) {
     // Redis commands are counted with the queries, as "redis <name> <first key's last segment>"

@@ -4,7 +4,7 @@ import type { Deps } from './context';
 import { CursorCodec } from './cursor';
 import { deriveKey } from './crypto';
 import { createLogger, throttledWarning } from './logger';
-import { createRedisFor } from './redis';
+import { createRedisFor, watchRedisConnection } from './redis';
 import { JobQueue } from './jobs/queue';
 import { createMetrics } from './metrics/metrics';
 import { HeavyReadGate } from './limits/heavy-reads';
@@ -49,6 +49,7 @@ export function createDeps(
   metrics.watchOutbox(database.pool);
   metrics.trackQueue(jobQueue.queue);
   const logger = createLogger(service, config.logLevel);
+  const stopWatchingRedis = watchRedisConnection(redis, logger);
   const deps: Deps = {
     config,
     database,
@@ -72,6 +73,7 @@ export function createDeps(
       // signal lets no further step start: Warmth).
       await deps.warmth.idle();
       await deps.jobQueue.close().catch(() => undefined);
+      stopWatchingRedis();
       redis.disconnect();
       await database.close();
     },

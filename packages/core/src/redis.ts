@@ -109,6 +109,52 @@ function coalesceWrites(redis: Redis): void {
 }
 const CORKED = Symbol('teamchat.corked');
 
+/** How often a process checks that its Redis connection still answers, and how long a PING may take (ms). */
+export const REDIS_WATCH_EVERY_MS = 2000;
+export const REDIS_WATCH_TIMEOUT_MS = 3000;
+/** PINGs unanswered in a row before the connection is replaced: one slow answer is not silence. */
+export const REDIS_WATCH_MISSES = 2;
+
+/**
+ * Replaces a Redis connection that has gone silent. A connection whose other end went away
+ * without a word (the Redis host lost, a failover that moved its address: no reset reaches this
+ * side) stays `ready` for as long as TCP takes to give up, about 15 minutes, and every command
+ * on it times out or waits, though a new connection would be answered. So every
+ * REDIS_WATCH_EVERY_MS a ready connection is sent a PING; REDIS_WATCH_MISSES in a row
+ * unanswered within REDIS_WATCH_TIMEOUT_MS (or the command timeout, if shorter) close the
+ * socket and connect again (ioredis sends the commands still
+ * waiting on the new connection where the role resends them: the worker's). A frozen Redis is
+ * reconnected to the same way, which costs nothing: it answered nothing anyway. Returns the stop.
+ */
+export function watchRedisConnection(redis: RedisClient, logger: Pick<Logger, 'warn'>, everyMs = REDIS_WATCH_EVERY_MS, timeoutMs = REDIS_WATCH_TIMEOUT_MS): () => void {
+  let probing = false;
+  let misses = 0;
+  const timer = setInterval(() => {
+    if (probing || redis.status !== 'ready') return;
+    probing = true;
+    let settled = false;
+    const settle = (answered: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(silent);
+      probing = false;
+      misses = answered ? 0 : misses + 1;
+      if (misses < REDIS_WATCH_MISSES || redis.status !== 'ready') return;
+      misses = 0;
+      logger.warn('Redis connection silent: connecting again', { unanswered_pings: REDIS_WATCH_MISSES });
+      redis.disconnect(true);
+    };
+    const silent = setTimeout(() => settle(false), timeoutMs);
+    redis.ping().then(
+      () => settle(true),
+      // A reply error is an answer (the connection carries bytes); a command timeout is not.
+      (err: Error) => settle(err.name === 'ReplyError'),
+    );
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 /** How long a serving process (API, MCP) waits for Redis at start before it starts without it. */
 export const REDIS_START_WAIT_MS = 5000;
 
