@@ -310,16 +310,17 @@ export async function attemptOne(deps: Deps, transport: WebhookTransport, delive
   // and the row waits, open, for the engine once Redis is back (docs/limits.md "When Redis is
   // away"). Redis known to be away (a call of this process failed within the limits' pause) is
   // not tried: a frozen Redis would cost the request another command timeout.
-  const slotsUnavailable = (): AttemptOutcome => ({ kind: 'wait', deliveryId, until: new Date(deps.now().getTime() + SLOTS_UNAVAILABLE_RETRY_MS), reason: 'slots_unavailable' });
+  const redisAway = (reason: 'slots_unavailable' | 'units_unavailable'): AttemptOutcome =>
+    ({ kind: 'wait', deliveryId, until: new Date(deps.now().getTime() + REDIS_AWAY_RETRY_MS), reason });
   const availability = redisAvailability(deps.redis);
-  if (!availability.usable()) return slotsUnavailable();
+  if (!availability.usable()) return redisAway('slots_unavailable');
   let lease: Lease | null;
   try {
     lease = await takeSlot(deps, ctx.account.id, slotWaitMs);
   } catch (err) {
     availability.failed();
     deps.logger.warn('no in-flight slot could be taken: Redis unavailable; the delivery waits', { delivery_id: deliveryId, error: (err as Error).message });
-    return slotsUnavailable();
+    return redisAway('slots_unavailable');
   }
   if (!lease) return { kind: 'wait', deliveryId, until: new Date(deps.now().getTime() + slotRetryMs()), reason: 'in_flight_cap' };
   try {
@@ -328,14 +329,14 @@ export async function attemptOne(deps: Deps, transport: WebhookTransport, delive
     if (!(err instanceof UnitsUnavailable)) throw err;
     availability.failed();
     deps.logger.warn('the call unit could not be charged: Redis unavailable; the delivery waits', { delivery_id: deliveryId, error: (err.cause as Error)?.message });
-    return { kind: 'wait', deliveryId, until: new Date(deps.now().getTime() + SLOTS_UNAVAILABLE_RETRY_MS), reason: 'units_unavailable' };
+    return redisAway('units_unavailable');
   } finally {
     await lease.release().catch(() => undefined);
   }
 }
 
 /** A row that found Redis away (no slot, or no unit charged) is looked at again after this long (the sweep finds it too). */
-const SLOTS_UNAVAILABLE_RETRY_MS = 5_000;
+const REDIS_AWAY_RETRY_MS = 5_000;
 
 /** A short, jittered pause before trying for an in-flight slot again. */
 function slotRetryMs(): number {

@@ -234,21 +234,9 @@ export async function chargeKnownRead(res: Response, bytes: number): Promise<voi
   }
   const account = l.account!;
   const seat = seatOf(read.deps, account.id, account.plan as Plan, l.actor!.userId);
-  const availability = redisAvailability(seat.redis);
-  let charge: ChargeResult | null = null;
-  let error: unknown;
-  if (availability.usable()) {
-    try {
-      charge = await chargeUnits({ ...seat, units: rest });
-    } catch (err) {
-      error = err;
-      availability.failed();
-    }
-  }
-  if (!charge) {
-    availability.degraded('units_not_charged', l.log, seat.now.getTime(), error);
-    return;
-  }
+  const charge: ChargeResult | null = await redisAvailability(seat.redis).inRedisElse('units_not_charged', l.log, seat.now.getTime(),
+    () => chargeUnits({ ...seat, units: rest }), () => null);
+  if (!charge) return;
   if (!charge.allowed) throw budgetExceeded(charge, seat.now);
   l.limits!.units = charge;
   setUnitHeaders(res, rest + 1, charge);

@@ -11,7 +11,8 @@ import { Writable } from 'node:stream';
 import request from 'supertest';
 import winston from 'winston';
 import {
-  createLogger, degradedDecisionCounts, DEFAULT_REDIS_COMMAND_TIMEOUT_MS, randomToken, unitUsage, waitReady, type DegradedDecision,
+  assertManualDeliveryAllowed, createLogger, degradedDecisionCounts, DEFAULT_REDIS_COMMAND_TIMEOUT_MS, randomToken, takeManualDeliveries, unitUsage, waitReady,
+  type DegradedDecision,
 } from '@teamchat/core';
 import { webhookQueuesFor } from '@teamchat/delivery';
 import { createApp } from '../../src/app';
@@ -308,6 +309,22 @@ test('while Redis refuses writes (out of memory), a test event and a replay answ
   } finally {
     await h.deps.redis.config('SET', 'maxmemory', '0');
   }
+});
+
+test('spec Limits, replays 60 per hour per endpoint, while Redis is down: a bulk replay takes the hour\'s allowance whole or not at all, and single replays share it', async () => {
+  await redisDown();
+  const endpointId = `whe_${randomToken(10)}`;
+  const log = h.deps.logger;
+  const take = (n: number) => takeManualDeliveries(h.deps.redis, h.deps.config, 'replay', endpointId, n, log);
+  expect(await take(61)).toEqual({ taken: false, retryAfterS: expect.any(Number) });
+  expect(await take(59)).toEqual({ taken: true });
+  // The 60th, by the single-replay route's check; then the window is spent for both.
+  await expect(assertManualDeliveryAllowed(h.deps.redis, h.deps.config, 'replay', endpointId, log)).resolves.toBeUndefined();
+  await expect(assertManualDeliveryAllowed(h.deps.redis, h.deps.config, 'replay', endpointId, log)).rejects.toMatchObject({ code: 'rate_limited' });
+  const refused = await take(1);
+  expect(refused.taken).toBe(false);
+  expect(refused).toMatchObject({ retryAfterS: expect.any(Number) });
+  expect((refused as { retryAfterS: number }).retryAfterS).toBeGreaterThan(3500);
 });
 
 test('the webhook queues\' adds fail at once while Redis is down, whichever copy of the deps asks first (BullMQ\'s first use of a queue waits for Redis)', async () => {

@@ -71,24 +71,14 @@ export class DegradingSeatCap {
   }
 
   /**
-   * The one place of the rule: `inRedis` while Redis is usable (after removing from Redis the
-   * sessions in `leaving`); otherwise, or when a call fails, `inProcess`, the
-   * decision counted and logged as `mcp_sessions_local`.
+   * `inRedis` while Redis is usable (after removing from Redis the sessions in `leaving`), else
+   * `inProcess`, counted and logged as `mcp_sessions_local` (core availability.ts `inRedisElse`).
    */
-  private async inRedisElseLocal<T>(inRedis: () => Promise<T>, inProcess: (nowMs: number) => T): Promise<T> {
-    let error: unknown;
-    if (this.availability.usable()) {
-      try {
-        await this.removeLeaving();
-        return await inRedis();
-      } catch (err) {
-        error = err;
-        this.availability.failed();
-      }
-    }
-    const nowMs = this.deps.now().getTime();
-    this.availability.degraded('mcp_sessions_local', this.deps.logger, nowMs, error);
-    return inProcess(nowMs);
+  private inRedisElseLocal<T>(inRedis: () => Promise<T>, inProcess: (nowMs: number) => T): Promise<T> {
+    return this.availability.inRedisElse('mcp_sessions_local', this.deps.logger, this.deps.now().getTime(), async () => {
+      await this.removeLeaving();
+      return inRedis();
+    }, inProcess);
   }
 
   private leave(id: string, record: SessionRecord, nowMs: number): void {

@@ -85,19 +85,8 @@ function local(redis: RedisClient) {
 }
 
 /** Runs `op` on Redis when it is usable; undefined (after counting the degraded decision) when not. */
-async function onRedis<T>(redis: RedisClient, log: Logger | undefined, op: () => Promise<T>): Promise<{ value: T } | undefined> {
-  const availability = redisAvailability(redis);
-  let error: unknown;
-  if (availability.usable()) {
-    try {
-      return { value: await op() };
-    } catch (err) {
-      error = err;
-      availability.failed();
-    }
-  }
-  availability.degraded('sign_in_throttle_local', log, Date.now(), error);
-  return undefined;
+function onRedis<T>(redis: RedisClient, log: Logger | undefined, op: () => Promise<T>): Promise<{ value: T } | undefined> {
+  return redisAvailability(redis).inRedisElse('sign_in_throttle_local', log, Date.now(), async () => ({ value: await op() }), () => undefined);
 }
 
 const refuseEmail = (retryAfterS: number) => rateLimited({

@@ -56,6 +56,29 @@ export class RedisAvailability {
   }
 
   /**
+   * THE rule of every limit kept in Redis while Redis may be away (docs/limits.md "When Redis is
+   * away"): `inRedis` while Redis is usable; when it is not, or the call fails (the failure pauses
+   * the next tries), `inProcess` decides instead, given the failure if there was one, and the
+   * decision is counted and logged as `decision`.
+   */
+  async inRedisElse<T>(
+    decision: DegradedDecision, log: Logger | undefined, nowMs: number,
+    inRedis: () => Promise<T>, inProcess: (nowMs: number, error: unknown) => T,
+  ): Promise<T> {
+    let error: unknown;
+    if (this.usable()) {
+      try {
+        return await inRedis();
+      } catch (err) {
+        error = err;
+        this.failed();
+      }
+    }
+    this.degraded(decision, log, nowMs, error);
+    return inProcess(nowMs, error);
+  }
+
+  /**
    * Counts one degraded decision and logs a warning if this kind was not logged in the last
    * interval; the line carries how many went unlogged since the previous one.
    */

@@ -86,26 +86,20 @@ export async function chargeCall(input: { seat: SeatRef; callsPerMinute: number;
   const { redis, keys, accountId, seatUserId, now } = seat;
   const nowMs = now.getTime();
   const availability = redisAvailability(redis);
-  let error: unknown;
-  if (availability.usable()) {
-    try {
-      const [n, end, charged, used] = await CALL_SCRIPT.run<[number, number, number, number]>(
-        redis,
-        [minuteKey(keys, accountId, seatUserId), unitsKey(keys, accountId, seatUserId, now)],
-        [nowMs, MINUTE_WINDOW_MS, callsPerMinute, seat.limits.unitsPerDay, unitsKeyTtlMs(now)],
-      );
-      return {
-        minute: { used: n, limit: callsPerMinute, resetAt: new Date(end) },
-        units: charged === -1 ? null : { allowed: charged === 1, charged: charged === 1 ? 1 : 0, ...usage(used, seat.limits.unitsPerDay, now) },
-        degraded: false,
-      };
-    } catch (err) {
-      error = err;
-      availability.failed();
-    }
-  }
-  availability.degraded('minute_limit_local', log, nowMs, error);
-  const w = localMinute(redis).hit(`${accountId}:${seatUserId}`, nowMs);
-  if (w.count <= callsPerMinute) availability.degraded('units_not_charged', log, nowMs, error);
-  return { minute: { used: w.count, limit: callsPerMinute, resetAt: new Date(w.resetAt) }, units: null, degraded: true };
+  return availability.inRedisElse<CallCharge>('minute_limit_local', log, nowMs, async () => {
+    const [n, end, charged, used] = await CALL_SCRIPT.run<[number, number, number, number]>(
+      redis,
+      [minuteKey(keys, accountId, seatUserId), unitsKey(keys, accountId, seatUserId, now)],
+      [nowMs, MINUTE_WINDOW_MS, callsPerMinute, seat.limits.unitsPerDay, unitsKeyTtlMs(now)],
+    );
+    return {
+      minute: { used: n, limit: callsPerMinute, resetAt: new Date(end) },
+      units: charged === -1 ? null : { allowed: charged === 1, charged: charged === 1 ? 1 : 0, ...usage(used, seat.limits.unitsPerDay, now) },
+      degraded: false,
+    };
+  }, (_, error) => {
+    const w = localMinute(redis).hit(`${accountId}:${seatUserId}`, nowMs);
+    if (w.count <= callsPerMinute) availability.degraded('units_not_charged', log, nowMs, error);
+    return { minute: { used: w.count, limit: callsPerMinute, resetAt: new Date(w.resetAt) }, units: null, degraded: true };
+  });
 }

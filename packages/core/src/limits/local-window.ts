@@ -18,8 +18,8 @@ export class LocalWindowCounter {
    */
   constructor(private readonly windowMs: number, private readonly maxKeys = 100_000) {}
 
-  /** Counts one hit for `key` at `nowMs` (epoch ms); a window starts at its first hit. */
-  hit(key: string, nowMs: number): LocalWindow {
+  /** Counts `n` hits (default one) for `key` at `nowMs` (epoch ms); a window starts at its first hit. */
+  hit(key: string, nowMs: number, n = 1): LocalWindow {
     this.sweep(nowMs);
     let w = this.windows.get(key);
     if (!w || nowMs >= w.resetAt || nowMs < w.resetAt - this.windowMs) {
@@ -27,7 +27,7 @@ export class LocalWindowCounter {
       this.windows.delete(key);
       this.windows.set(key, w);
     }
-    w.count += 1;
+    w.count += n;
     return { ...w };
   }
 

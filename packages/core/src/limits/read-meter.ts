@@ -35,16 +35,6 @@ export class ReadMeter {
  * a degraded decision) or the charge failed.
  */
 export async function chargeReadTail(seat: SeatRef, units: number, log: Logger): Promise<UnitUsage | null> {
-  const availability = redisAvailability(seat.redis);
-  let error: unknown;
-  if (availability.usable()) {
-    try {
-      return await chargeUnits({ ...seat, units, mode: 'regardless' });
-    } catch (err) {
-      error = err;
-      availability.failed();
-    }
-  }
-  availability.degraded('units_not_charged', log, seat.now.getTime(), error);
-  return null;
+  return redisAvailability(seat.redis).inRedisElse('units_not_charged', log, seat.now.getTime(),
+    () => chargeUnits({ ...seat, units, mode: 'regardless' }), () => null);
 }

@@ -1,5 +1,5 @@
 import {
-  BULK_REPLAY_MAX, countReplayable, createJob, endpointStats, getDeliveryDetail, REPLAY_FAILED_JOB, replaysLeft,
+  BULK_REPLAY_MAX, countReplayable, createJob, endpointStats, getDeliveryDetail, REPLAY_FAILED_JOB, manualDeliveriesLeft,
   replayRequesterOf, reserveReplays, toJobView, type StatsWindow,
 } from '@teamchat/core';
 import { requireEndpoint, requireSendableEndpoint } from '@teamchat/delivery';
@@ -28,7 +28,8 @@ export const webhookConsoleHandlers = {
     const from = locals(res).valid.query.since as Date;
     const [count, left] = await Promise.all([
       countReplayable(deps.database.db, { endpointId, since: from, now: deps.now() }),
-      replaysLeft(deps.redis, deps.config, endpointId, locals(res).log),
+      // The single-replay route spends the same hourly counter.
+      manualDeliveriesLeft(deps.redis, deps.config, 'replay', endpointId, locals(res).log),
     ]);
     res.json({ since: from.toISOString(), count, replays_left_this_hour: left, max: BULK_REPLAY_MAX });
   },

@@ -6,7 +6,7 @@ import { AppError } from '../../errors';
 import { getMembership } from '../../accounts/people';
 import type { Actor, Via } from '../../principal';
 import { isManager, type Role } from '../../scopes';
-import { MANUAL_DELIVERY_LIMITS, manualDeliveriesLeft, takeManualDeliveries } from '../delivery/manual-limits';
+import { MANUAL_DELIVERY_LIMITS, takeManualDeliveries } from '../delivery/manual-limits';
 import { deliveryLogFloor } from '../delivery/log';
 
 /**
@@ -46,11 +46,6 @@ export async function replayable(db: Executor, endpointId: string, sinceAsked: D
 
 export async function countReplayable(db: Executor, input: { endpointId: string; since: Date; now: Date }): Promise<number> {
   return (await replayable(db, input.endpointId, input.since, input.now)).length;
-}
-
-/** Replays left this hour for the endpoint (the single-replay route spends the same counter). */
-export function replaysLeft(redis: RedisClient, keys: RedisKeyConfig, endpointId: string, log: Logger): Promise<number> {
-  return manualDeliveriesLeft(redis, keys, 'replay', endpointId, log);
 }
 
 /** Takes `n` replays of the endpoint's hourly allowance at once, or refuses with 429 and nothing taken. */

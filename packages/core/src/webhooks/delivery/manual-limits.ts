@@ -4,6 +4,7 @@ import { AppError } from '../../errors';
 import type { Logger } from '../../logger';
 import { redisAvailability } from '../../limits/availability';
 import { LocalWindowCounter } from '../../limits/local-window';
+import { RedisScript } from '../../limits/units';
 
 /**
  * The per-endpoint limits of deliveries asked for by hand (spec: Limits): test events 10 per
@@ -46,24 +47,9 @@ export async function assertManualDeliveryAllowed(redis: RedisClient, keys: Redi
   );
 }
 
-/**
- * `inRedis` while Redis is usable; otherwise, or when it fails, `inProcess` (this process's
- * windows), the decision counted and logged as `manual_limit_local` (availability.ts).
- */
-async function inRedisElseLocal<T>(redis: RedisClient, log: Logger, inRedis: () => Promise<T>, inProcess: (nowMs: number) => T): Promise<T> {
-  const availability = redisAvailability(redis);
-  let error: unknown;
-  if (availability.usable()) {
-    try {
-      return await inRedis();
-    } catch (err) {
-      error = err;
-      availability.failed();
-    }
-  }
-  const nowMs = Date.now();
-  availability.degraded('manual_limit_local', log, nowMs, error);
-  return inProcess(nowMs);
+/** `inRedis` while Redis is usable, else `inProcess` on this process's windows (availability.ts `inRedisElse`). */
+function inRedisElseLocal<T>(redis: RedisClient, log: Logger, inRedis: () => Promise<T>, inProcess: (nowMs: number) => T): Promise<T> {
+  return redisAvailability(redis).inRedisElse('manual_limit_local', log, Date.now(), inRedis, inProcess);
 }
 
 /** One more in the key's window: the count so far and the seconds until the window ends. */
@@ -87,12 +73,13 @@ export function manualDeliveriesLeft(redis: RedisClient, keys: RedisKeyConfig, k
     (nowMs) => Math.max(0, rule.limit - (localWindow(redis, kind).peek(key, nowMs)?.count ?? 0)));
 }
 
-const TAKE_MANY = `
+/** KEYS: the window's counter. ARGV: n, limit, window s. Returns {1, 0} when taken, else {0, ttl}. */
+const TAKE_MANY = new RedisScript(`
 local used = tonumber(redis.call('GET', KEYS[1]) or '0')
 if used + tonumber(ARGV[1]) > tonumber(ARGV[2]) then return {0, redis.call('TTL', KEYS[1])} end
 redis.call('INCRBY', KEYS[1], ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[3], 'NX')
-return {1, 0}`;
+return {1, 0}`);
 
 /** Takes `n` manual deliveries of the window at once, or none (a bulk replay): taken, or the seconds until the window ends. */
 export function takeManualDeliveries(
@@ -101,13 +88,13 @@ export function takeManualDeliveries(
   const rule = MANUAL_DELIVERY_LIMITS[kind];
   const key = manualDeliveryKey(keys, kind, endpointId);
   return inRedisElseLocal<{ taken: true } | { taken: false; retryAfterS: number }>(redis, log, async () => {
-    const [ok, ttl] = (await redis.eval(TAKE_MANY, 1, key, n, rule.limit, rule.windowS)) as [number, number];
+    const [ok, ttl] = await TAKE_MANY.run<[number, number]>(redis, [key], [n, rule.limit, rule.windowS]);
     return ok === 1 ? { taken: true } : { taken: false, retryAfterS: Math.max(1, ttl > 0 ? ttl : rule.windowS) };
   }, (nowMs) => {
     const counter = localWindow(redis, kind);
     const open = counter.peek(key, nowMs);
     if ((open?.count ?? 0) + n > rule.limit) return { taken: false, retryAfterS: Math.max(1, Math.ceil(((open?.resetAt ?? nowMs) - nowMs) / 1000)) };
-    for (let i = 0; i < n; i += 1) counter.hit(key, nowMs);
+    counter.hit(key, nowMs, n);
     return { taken: true };
   });
 }
