@@ -10,6 +10,13 @@ export type RedisClient = Redis | Cluster;
  * Redis connections. Producers (the API) fail fast instead of queueing commands while Redis is
  * away, and give up on a command after `commandTimeoutMs` (REDIS_COMMAND_TIMEOUT_MS); workers
  * wait for it (BullMQ requires maxRetriesPerRequest: null for blocking commands).
+ *
+ * A producer never sends a command again on a new connection: its caller was told the command
+ * failed (it timed out, or the connection closed under it) and decided without Redis (docs/limits.md
+ * "When Redis is away"), so a later run would act behind its back: a slot script holding a slot
+ * nobody releases, a unit charged twice. ioredis resends the commands left unanswered on a closed
+ * connection once it connects again unless told not to; a producer's dropped command still settles,
+ * by its command timeout. A worker's commands (BullMQ's, which wait without a timeout) are resent.
  */
 export function createRedis(
   url: string, role: 'producer' | 'worker', extra: RedisOptions = {}, commandTimeoutMs = DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
@@ -23,7 +30,7 @@ export function createRedis(
 
 function roleOptions(role: 'producer' | 'worker', commandTimeoutMs: number): RedisOptions {
   return role === 'producer'
-    ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: commandTimeoutMs }
+    ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: commandTimeoutMs, autoResendUnfulfilledCommands: false }
     : { maxRetriesPerRequest: null };
 }
 
@@ -122,8 +129,8 @@ export const REDIS_WATCH_MISSES = 2;
  * on it times out or waits, though a new connection would be answered. So every
  * REDIS_WATCH_EVERY_MS a ready connection is sent a PING; REDIS_WATCH_MISSES in a row
  * unanswered within REDIS_WATCH_TIMEOUT_MS (or the command timeout, if shorter) close the
- * socket and connect again (ioredis sends the commands still
- * waiting on the new connection where the role resends them: the worker's). A frozen Redis is
+ * socket and connect again (the commands still waiting are sent again on the new connection
+ * only on a worker's connection: createRedis). A frozen Redis is
  * reconnected to the same way, which costs nothing: it answered nothing anyway. Returns the stop.
  */
 export function watchRedisConnection(redis: RedisClient, logger: Pick<Logger, 'warn'>, everyMs = REDIS_WATCH_EVERY_MS, timeoutMs = REDIS_WATCH_TIMEOUT_MS): () => void {

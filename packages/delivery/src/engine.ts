@@ -3,7 +3,7 @@ import { fanOutAndHandOver, startFanoutWorker } from './fanout-worker';
 import { maintenanceScheduleFrom, webhookMaintenance } from './maintenance';
 import { startMirrorSender, type MirrorSenderOptions } from './mirror-sender';
 import { startRelay, type RelayOptions } from './relay';
-import { createRedisFor, runsPart, type Deps, type WorkerRole } from '@teamchat/core';
+import { createRedisFor, runsPart, watchRedisConnection, type Deps, type WorkerRole } from '@teamchat/core';
 import { Dispatcher } from './dispatcher';
 import { startLaneAgesPublisher } from './lane-ages';
 import type { AttemptOutcome } from './pipeline';
@@ -36,7 +36,10 @@ export interface DeliveryEngine {
 
 /** Relay, fan-out, delivery and their maintenance, in this process. */
 export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions = {}): DeliveryEngine {
+  // The fan-out and delivery consumers' connection: watched as the deps' is, since a consumer
+  // waits without a command timeout and a silent one would stop taking jobs until TCP gives up.
   const connection = createRedisFor(deps.config, 'worker');
+  const stopWatching = watchRedisConnection(connection, deps.logger);
   const queues = webhookQueuesFor(deps);
   const transport = new WebhookTransport(deps.config);
   // Retries and rows that must wait get a wake-up (queues.ts); a failure to enqueue one is the sweep's to repair.
@@ -88,6 +91,7 @@ export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions =
       await dispatcher.close();
       await lanes.stop();
       await transport.close();
+      stopWatching();
       connection.disconnect();
     },
   };
