@@ -14,7 +14,7 @@ const env = {
   REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
   REDIS_PREFIX: `smoke-${randomBytes(4).toString('hex')}`,
   SECRETS_KEY: randomBytes(32).toString('hex'),
-  API_PORT: '0', WEB_PORT: '0', OPS_PORT: '0', WORKER_OPS_PORT: '0', MCP_PORT: '0',
+  API_PORT: '0', WEB_PORT: '0', OPS_PORT: '0', WORKER_OPS_PORT: '0', MCP_PORT: '0', MCP_OPS_PORT: '0',
 };
 
 function run(entry, readyMessage) {
@@ -77,12 +77,14 @@ async function main() {
     await expectStatus(`http://127.0.0.1:${a.api_port}/healthz`, 200, '"ok"');
     await waitReady(`http://127.0.0.1:${a.web_port}/readyz`);
     await waitReady(`http://127.0.0.1:${w.ops_port}/readyz`);
+    await waitReady(`http://127.0.0.1:${m.ops_port}/readyz`);
     await expectStatus(`http://127.0.0.1:${a.api_port}/metrics`, 404);
     // The document is generated at run time from the compiled declarations; Redoc comes from node_modules.
     await expectStatus(`http://127.0.0.1:${a.web_port}/openapi.json`, 200, '"openapi":"3.1.1"');
     await expectStatus(`http://127.0.0.1:${a.api_port}/docs/redoc.standalone.js`, 200, 'Redoc');
     await expectStatus(`http://127.0.0.1:${a.ops_port}/metrics`, 200, 'teamchat_http_requests_total');
     await expectStatus(`http://127.0.0.1:${w.ops_port}/metrics`, 200, 'teamchat_queue_jobs');
+    await expectStatus(`http://127.0.0.1:${m.ops_port}/metrics`, 200, 'teamchat_limit_degraded_decisions_total{limit="mcp_sessions_per_seat"');
     await expectStatus(`http://127.0.0.1:${m.mcp_port}/mcp`, 401, 'unauthorized'); // no credential: refused before MCP
     for (const p of all) p.child.kill('SIGTERM');
     const exits = await Promise.all(all.map((p) => p.exited));

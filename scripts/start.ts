@@ -144,8 +144,9 @@ async function main(): Promise<void> {
   if (stopping) return;
   children.push(run('api', 'apps/api/src/server.ts'));
   children.push(run('worker', 'apps/worker/src/main.ts'));
-  // A port of 0 (the system picks one) is not known here: that process is not waited for.
-  const probes = [config.apiPort, config.workerOpsPort].filter((port) => port !== 0);
+  // The banner follows every process's readiness (the MCP server's on its operations port). A port
+  // of 0 (the system picks one) is not known here: that process is not waited for.
+  const probes = [config.apiPort, config.workerOpsPort, config.mcpOpsPort].filter((port) => port !== 0);
   const ready = await Promise.all(probes.map((port) => waitForReady(`http://127.0.0.1:${port}/readyz`)));
   if (stopping) return;
   if (!ready.every(Boolean)) process.stderr.write(`not ready after ${READY_WAIT_MS / 1000} s (see the processes' logs); the banner follows anyway\n`);

@@ -53,10 +53,11 @@ describe('Grafana dashboard (docker/grafana/dashboards/teamchat.json)', () => {
 
 describe('Prometheus (docker/prometheus.yml) scrapes the operations ports, never the public ones', () => {
   const prom = yaml.safeLoad(read('docker/prometheus.yml'));
-  test('API on OPS_PORT, workers on WORKER_OPS_PORT, at /metrics', () => {
+  test('API on OPS_PORT, workers on WORKER_OPS_PORT, the MCP server on MCP_OPS_PORT, at /metrics', () => {
     const byJob = Object.fromEntries(prom.scrape_configs.map((c: any) => [c.job_name, c]));
     expect(byJob['teamchat-api'].dns_sd_configs[0]).toMatchObject({ names: ['api'], port: DEFAULTS.opsPort });
     expect(byJob['teamchat-worker'].dns_sd_configs[0]).toMatchObject({ names: ['worker'], port: DEFAULTS.workerOpsPort });
+    expect(byJob['teamchat-mcp'].dns_sd_configs[0]).toMatchObject({ names: ['mcp'], port: DEFAULTS.mcpOpsPort });
     for (const c of prom.scrape_configs) expect(c.metrics_path).toBe('/metrics');
     expect(read('docker/prometheus.yml')).not.toMatch(/\b300[01]\b/);
   });
@@ -78,13 +79,16 @@ describe('compose (docker/compose.yml) and the image run compiled JavaScript', (
 
   test('only the public ports are published; the ops port is configured; shutdown has time to drain', () => {
     expect(s.api.ports).toEqual(['3000:3000', '3001:3001']);
+    expect(s.mcp.ports).toEqual(['3002:3002']);
     expect(s.worker.ports).toBeUndefined();
     expect(s.api.environment.OPS_PORT).toBe(String(DEFAULTS.opsPort));
     expect(s.api.environment.WORKER_OPS_PORT).toBe(String(DEFAULTS.workerOpsPort));
-    for (const name of ['api', 'worker']) {
+    expect(s.mcp.environment.MCP_OPS_PORT).toBe(String(DEFAULTS.mcpOpsPort));
+    for (const name of ['api', 'mcp', 'worker']) {
       expect(parseInt(s[name].stop_grace_period, 10) * 1000).toBeGreaterThan(DEFAULTS.shutdownTimeoutMs);
       expect(s[name].healthcheck.test.join(' ')).toContain('/readyz');
     }
+    expect(s.mcp.healthcheck.test.join(' ')).toContain(`:${DEFAULTS.mcpOpsPort}/readyz`);
   });
 
   test('Redis never evicts (BullMQ) and persists; monitoring is a profile with its files present', () => {

@@ -36,7 +36,7 @@ test('nothing answering: npm start comes up on an embedded PostgreSQL and a loca
     cwd: ROOT,
     env: {
       ...process.env, NODE_ENV: 'development', SECRETS_KEY: 'ab'.repeat(32), DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, DEV_DATA_DIR: dataDir,
-      API_PORT: String(apiPort), WEB_PORT: String(webPort), MCP_PORT: String(mcpPort), OPS_PORT: '0', WORKER_OPS_PORT: '0',
+      API_PORT: String(apiPort), WEB_PORT: String(webPort), MCP_PORT: String(mcpPort), OPS_PORT: '0', WORKER_OPS_PORT: '0', MCP_OPS_PORT: '0',
       REDIS_PREFIX: `embedded${process.pid}`, LOG_LEVEL: 'warn',
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -117,8 +117,8 @@ function stackEnvFromBench(): Record<string, string> {
 
 export async function startStack(mode: StackMode, opts: { databaseUrl: string; redisUrl: string; caFile: string }): Promise<Stack> {
   const ports = new Set<number>();
-  while (ports.size < 5) ports.add(await freePort());
-  const [api, web, ops, workerOps, mcp] = [...ports];
+  while (ports.size < 6) ports.add(await freePort());
+  const [api, web, ops, workerOps, mcp, mcpOps] = [...ports];
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',
@@ -127,7 +127,7 @@ export async function startStack(mode: StackMode, opts: { databaseUrl: string; r
     REDIS_URL: opts.redisUrl,
     REDIS_PREFIX: `stack-${randomBytes(4).toString('hex')}`,
     SECRETS_KEY: randomBytes(32).toString('hex'),
-    API_PORT: String(api), WEB_PORT: String(web), OPS_PORT: String(ops), WORKER_OPS_PORT: String(workerOps), MCP_PORT: String(mcp),
+    API_PORT: String(api), WEB_PORT: String(web), OPS_PORT: String(ops), WORKER_OPS_PORT: String(workerOps), MCP_PORT: String(mcp), MCP_OPS_PORT: String(mcpOps),
     LOG_LEVEL: 'info',
     LIMITS_ENABLED: 'false',
     WEBHOOK_ALLOWED_HOSTS: 'localhost',

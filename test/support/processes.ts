@@ -29,6 +29,7 @@ export function serviceEnv(extra: Record<string, string> = {}): NodeJS.ProcessEn
     WEB_PORT: '0',
     OPS_PORT: '0',
     WORKER_OPS_PORT: '0',
+    MCP_OPS_PORT: '0',
     LOG_LEVEL: 'info',
     ...extra,
   };

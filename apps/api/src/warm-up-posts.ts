@@ -1,9 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAccount, createApiKey, inRolledBackTransaction, newPerson, warmUpEmail, NO_RELAY_WAKE_UPS, randomToken, type Deps, type PreparedPerson } from '@teamchat/core';
+import { callSelf, createAccount, createApiKey, inRolledBackTransaction, newPerson, warmUpEmail, NO_RELAY_WAKE_UPS, randomToken, type Deps, type PreparedPerson } from '@teamchat/core';
 import { poolSize, type Db } from '@teamchat/db';
 import { createApp } from './app';
-import { callSelf } from './warm-up-call';
 
 /**
  * Posts the API makes at warm-up, before it is ready: the authenticated post's whole way (the

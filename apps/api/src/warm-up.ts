@@ -1,8 +1,7 @@
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { RedisScript, newSecret, type Deps, type WarmUpStep } from '@teamchat/core';
+import { RedisScript, callSelf, newSecret, type Deps, type WarmUpStep } from '@teamchat/core';
 import { prepareStatementsOnEveryPool } from '@teamchat/db';
-import { callSelf } from './warm-up-call';
 import { warmUpPostsOnEveryConnection } from './warm-up-posts';
 
 /** Rounds of internal requests per host at warm-up: enough to run every lazy first-time path of the request pipeline. */

@@ -79,6 +79,8 @@ export interface Config {
   mcpApiUrl: string;
   /** an MCP session unused this long is closed, in minutes; default 60 */
   mcpSessionIdleMinutes: number;
+  /** operations port of an MCP server process (/healthz, /readyz, /metrics); default 9466; 0 = any free port */
+  mcpOpsPort: number;
   /** operations port of the API process (/healthz, /readyz, /metrics); default 9464; 0 = any free port */
   opsPort: number;
   /** operations port of a worker process; default 9465; 0 = any free port (several workers on one machine) */
@@ -145,6 +147,7 @@ const schema = Joi.object({
   MCP_PORT: Joi.number().port().default(3002),
   MCP_API_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   MCP_SESSION_IDLE_MINUTES: Joi.number().integer().min(1).max(24 * 60).default(60),
+  MCP_OPS_PORT: Joi.number().port().default(9466),
   OPS_PORT: Joi.number().port().default(9464),
   WORKER_OPS_PORT: Joi.number().port().default(9465),
   WORKER_ROLE: Joi.string().valid(...WORKER_ROLES).default('all'),
@@ -249,6 +252,7 @@ export function loadConfig(
     mcpPort: value.MCP_PORT,
     mcpApiUrl: (value.MCP_API_URL ?? `http://127.0.0.1:${value.API_PORT}`).replace(/\/$/, ''),
     mcpSessionIdleMinutes: value.MCP_SESSION_IDLE_MINUTES,
+    mcpOpsPort: value.MCP_OPS_PORT,
     opsPort: value.OPS_PORT,
     workerOpsPort: value.WORKER_OPS_PORT,
     workerRole: value.WORKER_ROLE,

@@ -21,7 +21,7 @@ export function createDeps(
     now?: () => Date;
     poolSize?: number;
     statementTimeoutMs?: number;
-    /** a serving process (API, worker): starts cold (not ready until its warm-up ran) and keeps its idle connections open; default false */
+    /** a serving process (API, MCP server, worker): starts cold (not ready until its warm-up ran) and keeps its idle connections open; default false */
     serving?: boolean;
   } = {},
 ): Deps & { close(): Promise<void> } {

@@ -174,7 +174,7 @@ export function createMetrics() {
     }),
     limitDegradedDecisionsTotal: new Counter({
       name: 'teamchat_limit_degraded_decisions_total',
-      help: 'Limit decisions taken without Redis (it was unreachable), by limit and decision (local_count, not_charged).',
+      help: 'Limit decisions taken without Redis (it was unreachable), by limit (seat_per_minute, seat_units_per_day, sign_in, manual_delivery, mcp_sessions_per_seat) and decision (local_count, not_charged).',
       labelNames: ['limit', 'decision'] as const,
       registers: r,
       // Read at scrape time from the limits module's process-wide totals (packages/core/src/limits/availability.ts).
@@ -185,6 +185,8 @@ export function createMetrics() {
         this.inc({ limit: 'seat_units_per_day', decision: 'not_charged' }, c.units_not_charged);
         this.inc({ limit: 'sign_in', decision: 'local_count' }, c.sign_in_throttle_local);
         this.inc({ limit: 'manual_delivery', decision: 'local_count' }, c.manual_limit_local);
+        // The MCP server's per-seat session cap, kept in its process (apps/mcp/src/sessions/degrading-seat-cap.ts).
+        this.inc({ limit: 'mcp_sessions_per_seat', decision: 'local_count' }, c.mcp_sessions_local);
       },
     }),
 

@@ -8,10 +8,11 @@ export const READY_TIMEOUT_MS = 1000;
 export type CheckResult = 'ok' | 'failed';
 
 /**
- * What a process needs to serve. The API serves without Redis (docs/limits.md "When Redis is
- * away": its limits are counted in the process meanwhile), so Redis is `optional` there: were it
- * required, a Redis outage would take every API replica out of its load balancer and turn a
- * degraded service into none. The worker's queues live in Redis: `required`.
+ * What a process needs to serve. The API and the MCP server serve without Redis (docs/limits.md
+ * "When Redis is away": their limits and the MCP session cap are kept in the process meanwhile),
+ * so Redis is `optional` there: were it required, a Redis outage would take every API or MCP
+ * replica out of its load balancer and turn a degraded service into none. The worker's queues
+ * live in Redis: `required`.
  */
 export interface ReadinessNeeds {
   redis: 'required' | 'optional';
@@ -19,6 +20,8 @@ export interface ReadinessNeeds {
 
 /** The API's needs (both public hosts and its operations port). */
 export const API_READINESS: ReadinessNeeds = { redis: 'optional' };
+/** The MCP server's needs (its operations port). */
+export const MCP_READINESS: ReadinessNeeds = { redis: 'optional' };
 /** The worker's needs. */
 export const WORKER_READINESS: ReadinessNeeds = { redis: 'required' };
 

@@ -1,3 +1,4 @@
+export * from './call-self';
 export * from './health';
 export * from './server';
 export * from './shutdown';

@@ -16,7 +16,7 @@ function send(res: http.ServerResponse, status: number, body: string, type = 'ap
 }
 
 /**
- * The operations server of one process (API or worker), on its own port, never a public one:
+ * The operations server of one process (API, MCP server or worker), on its own port, never a public one:
  * GET /healthz (process up), GET /readyz (warm, PostgreSQL answers, and Redis as the process
  * `needs` it: checkReadiness), GET /metrics (Prometheus). Plain node:http, so the worker needs no
  * web framework.

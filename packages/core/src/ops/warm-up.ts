@@ -11,11 +11,11 @@ export interface WarmUpStep {
 
 /**
  * Whether a process is warm (docs/operations.md "Readiness"): `/readyz` answers 200 only once it
- * is. A process that serves traffic (the API, the worker) is created cold and runs its warm-up
- * steps (pools opened, named statements prepared on every connection, Redis scripts loaded, its
- * code exercised) before it calls itself ready, so a load balancer, `npm start`'s banner or a
- * client that waits for readiness never meets its cold first seconds. Deps made for tests and
- * tools are warm from the start.
+ * is. A process that serves traffic (the API, the MCP server, the worker) is created cold and
+ * runs its warm-up steps (pools opened, named statements prepared on every connection, Redis
+ * scripts loaded, its code exercised) before it calls itself ready, so a load balancer, `npm
+ * start`'s banner or a client that waits for readiness never meets its cold first seconds. Deps
+ * made for tests and tools are warm from the start.
  */
 export class Warmth {
   private state: 'cold' | 'warming' | 'warm' | 'failed';
