@@ -11,6 +11,7 @@ import { httpMetrics } from './http/metrics';
 import { requestContext } from './http/request-id';
 import { buildRouters } from './routes';
 import { webAppRouter, webSecurityHeaders } from './http/web-app';
+import { refuseMalformedRequests, verifyUtf8Body } from './http/well-formed';
 
 /** Request bodies above this (after decompression) answer 400 invalid_request, reason body_too_large (docs/api.md "Hostile input"). */
 export const BODY_LIMIT = '1mb';
@@ -45,10 +46,11 @@ export function createApp(deps: Deps, host: Host): Express {
   const routers = buildRouters(host);
   app.use(requestContext(host));
   app.use(httpMetrics);
+  app.use(refuseMalformedRequests);
   // Unauthenticated, before the body parser: the probes, the reference, and on the web host the
   // local driver's signed upload URL (the bytes stream to storage; the URL is the permission).
   app.use(routers.probes);
-  app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
+  app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'], verify: verifyUtf8Body }));
 
   if (host === 'web') {
     // The web app (static files, and index.html for a browser's navigation) needs no session.

@@ -1,7 +1,8 @@
 import { API_READINESS, ConfigError, createDeps, drainable, loadConfig, logProcessWarnings, onShutdownSignals, startOpsServer, waitReadyOrStartWithout } from '@teamchat/core';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
-import { answerClientErrors } from './http/client-errors';
+import { createHostServer } from './http/well-formed';
 import { apiWarmUp } from './warm-up';
 
 /**
@@ -15,9 +16,13 @@ async function main(): Promise<void> {
   logProcessWarnings(deps.logger);
   await waitReadyOrStartWithout(deps.redis, deps.logger);
   const listen = (app: ReturnType<typeof createApp>, port: number) =>
-    new Promise<import('node:http').Server>((resolve, reject) => {
-      const server = app.listen(port, '0.0.0.0', (err?: Error) => (err ? reject(err) : resolve(server)));
-      answerClientErrors(server, deps.logger);
+    new Promise<Server>((resolve, reject) => {
+      const server = createHostServer(app, deps.logger);
+      server.once('error', reject);
+      server.listen(port, '0.0.0.0', () => {
+        server.off('error', reject);
+        resolve(server);
+      });
     });
   const apiServer = await listen(createApp(deps, 'api'), config.apiPort);
   const webServer = await listen(createApp(deps, 'web'), config.webPort);

@@ -2,10 +2,12 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppError, databaseTimeoutError, isDatabaseTimeout, isUniqueViolation, uniqueViolationError } from '@teamchat/core';
 import { depsOf, locals } from './locals';
 import { fromCallerInput } from './input-errors';
+import { NOT_UTF8 } from './well-formed';
 
 /** body-parser's error types for malformed and oversize bodies; then other errors only caller input causes. */
 function fromBodyParser(err: { type?: string; status?: number; limit?: number }): AppError | null {
   if (err.type === 'entity.parse.failed') return new AppError('invalid_request', 'The request body is not valid JSON.', { field: 'body' });
+  if (err.type === NOT_UTF8) return new AppError('invalid_request', 'The request body is not valid UTF-8.', { field: 'body' });
   if (err.type === 'entity.too.large') return new AppError('invalid_request', `The request body is larger than ${err.limit} bytes.`, { field: 'body', reason: 'body_too_large', limit_bytes: err.limit });
   if (err.type && err.status && err.status < 500) return new AppError('invalid_request', 'The request body could not be read.', { field: 'body' });
   return fromCallerInput(err);

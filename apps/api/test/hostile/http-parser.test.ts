@@ -2,12 +2,14 @@ import http from 'node:http';
 import net from 'node:net';
 import { createApp } from '../../src/app';
 import { answerClientErrors } from '../../src/http/client-errors';
+import { createHostServer } from '../../src/http/well-formed';
 import { startHarness, type Harness } from '../../../../test/support/harness';
 
 /**
  * Requests Node's HTTP parser refuses before the app runs are answered in the error shape, with an
  * X-Request-Id (spec: Hosts rule 5), as 400 invalid_request with a reason (docs/api.md "Hostile
- * input"). A real server on loopback, as server.ts makes it; raw bytes over a socket.
+ * input"). A real server on loopback, as server.ts makes it; raw bytes over a socket. Then what
+ * the app refuses before routing: a request without Host, OPTIONS, bytes that are not UTF-8.
  */
 let h: Harness;
 let server: http.Server;
@@ -15,8 +17,7 @@ let port: number;
 
 beforeAll(async () => {
   h = await startHarness({ limitsEnabled: false });
-  server = http.createServer(createApp(h.deps, 'api'));
-  answerClientErrors(server, h.deps.logger);
+  server = createHostServer(createApp(h.deps, 'api'), h.deps.logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as net.AddressInfo).port;
 });
@@ -29,7 +30,7 @@ afterAll(async () => {
  * Sends `raw` and reads the answer until the server closes the connection; with `keepOpen` the
  * socket is not ended after `raw` (a request left unfinished).
  */
-function exchange(raw: string, options: { port?: number; keepOpen?: boolean } = {}): Promise<{ status: number; headers: Record<string, string>; body: any }> {
+function exchange(raw: string, options: { port?: number; keepOpen?: boolean; latin1?: boolean } = {}): Promise<{ status: number; headers: Record<string, string>; body: any }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(options.port ?? port, '127.0.0.1');
     let answer = '';
@@ -41,8 +42,9 @@ function exchange(raw: string, options: { port?: number; keepOpen?: boolean } = 
       const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
       resolve({ status: Number(statusLine.split(' ')[1]), headers, body: body ? JSON.parse(body) : null });
     });
-    if (options.keepOpen) socket.write(raw);
-    else socket.end(raw);
+    const bytes = Buffer.from(raw, options.latin1 ? 'latin1' : 'utf8');
+    if (options.keepOpen) socket.write(bytes);
+    else socket.end(bytes);
   });
 }
 
@@ -85,5 +87,46 @@ describe('Hostile input: what the HTTP parser refuses', () => {
     } finally {
       await new Promise<void>((resolve) => slow.close(() => resolve()));
     }
+  });
+});
+
+describe('Hostile input: a request refused before routing (refuseMalformedRequests)', () => {
+  test('an HTTP/1.1 request without a Host header → 400 invalid_request in the error shape, with an X-Request-Id (not Node\'s bare 400)', async () => {
+    const res = await exchange('GET /accounts/acct_x/channels HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expect(res.status).toBe(400);
+    expect(res.headers['x-request-id']).toMatch(/^req_/);
+    expect(res.body).toEqual({ error: { code: 'invalid_request', message: 'An HTTP/1.1 request must carry a Host header.', field: 'headers.host', reason: 'malformed_request' } });
+    // HTTP/1.0 needs none: it reaches the app (no credential here: 401)
+    const old = await exchange('GET /accounts/acct_x/channels HTTP/1.0\r\n\r\n');
+    expect(old.status).toBe(401);
+  });
+
+  test('OPTIONS on a route → 404 not_found like any method the path lacks, before authentication (no CORS, nothing charged)', async () => {
+    const res = await exchange('OPTIONS /accounts/acct_x/webhooks HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+    expect(res.status).toBe(404);
+    expect(res.headers['x-request-id']).toMatch(/^req_/);
+    expect(res.headers['allow']).toBeUndefined();
+    expect(res.headers['x-call-units-cost']).toBeUndefined();
+    expect(res.body).toEqual({ error: { code: 'not_found', message: 'No such endpoint.' } });
+  });
+
+  test('a query whose percent-encoding is not UTF-8 (an encoded lone surrogate, a stray byte) → 400 invalid_request, field query; a lone % stays a literal', async () => {
+    for (const query of ['event_id=%ED%A0%80', 'q=a%FFb']) {
+      const res = await exchange(`GET /accounts/acct_x/search?${query} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: { code: 'invalid_request', message: 'The query string holds a percent-encoding that is not UTF-8.', field: 'query' } });
+    }
+    const literal = await exchange('GET /accounts/acct_x/search?q=100%25%20off%zz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+    expect(literal.status).toBe(401);
+  });
+
+  test('a JSON body that is not UTF-8 → 400 invalid_request, field body (not stored as U+FFFD)', async () => {
+    const body = Buffer.concat([Buffer.from('{"text":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('b"}')]);
+    const res = await exchange(
+      `POST /accounts/acct_x/channels/ch_x/messages HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.toString('latin1')}`,
+      { latin1: true },
+    );
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: { code: 'invalid_request', message: 'The request body is not valid UTF-8.', field: 'body' } });
   });
 });
