@@ -18,7 +18,8 @@ export type ErrorTable = Partial<Record<ErrorCode, string[]>>;
  * - web session only: 403 `forbidden` `web_session_required`;
  * - a list: 400 `invalid_cursor`; a creating POST: 409 `idempotency_conflict`;
  * - a change under an account: 403 `insufficient_scope` `read_only_credential`;
- * - past the probes: 500 `internal` `statement_timeout` (the database's time bound).
+ * - past the probes: 500 `internal` `statement_timeout` (the database's time bound) and
+ *   `database_unavailable` (it did not answer at all).
  */
 export function errorsOf(r: RouteDeclaration): ErrorTable {
   const table: ErrorTable = {};
@@ -52,8 +53,9 @@ export function errorsOf(r: RouteDeclaration): ErrorTable {
   if (r.list) add('invalid_cursor');
   if (r.creating) add('idempotency_conflict');
   for (const [code, reasons] of Object.entries(r.errors ?? {})) add(code as ErrorCode, ...(reasons ?? []));
-  // The database's time bound (DB_STATEMENT_TIMEOUT_MS): 500 with reason statement_timeout and Retry-After.
-  if (!probe) add('internal', 'statement_timeout');
+  // The database's time bound (DB_STATEMENT_TIMEOUT_MS): 500 with reason statement_timeout and
+  // Retry-After; a database that does not answer at all: database_unavailable, with Retry-After.
+  if (!probe) add('internal', 'statement_timeout', 'database_unavailable');
   else add('internal');
   return table;
 }

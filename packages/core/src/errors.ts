@@ -130,6 +130,43 @@ export function databaseTimeoutError(retryAfterS: number): AppError {
   );
 }
 
+/**
+ * The client's own bounds on a server that does not answer (pg's query_timeout and the pool's
+ * connection timeout, docs/operations.md "When PostgreSQL does not answer") and a connection the
+ * server dropped mid-request: the database is unavailable, not the request at fault.
+ */
+const DATABASE_UNANSWERED = new Set([
+  'Query read timeout',
+  'timeout exceeded when trying to connect',
+  'Connection terminated due to connection timeout',
+  'Connection terminated unexpectedly',
+]);
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 3; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof Error && DATABASE_UNANSWERED.has(e.message)) return true;
+  }
+  return false;
+}
+
+/** Seconds a client is told to wait after the database did not answer: about the client's bound. */
+export const DATABASE_UNAVAILABLE_RETRY_AFTER_S = 5;
+
+/**
+ * What a request answers when the database did not answer it (isDatabaseUnavailable): 500
+ * `internal` (the spec's one server-fault code) with `reason: "database_unavailable"` and
+ * `Retry-After`, so a client can tell an outage worth retrying from a fault in its request.
+ */
+export function databaseUnavailableError(): AppError {
+  const retryAfter = DATABASE_UNAVAILABLE_RETRY_AFTER_S;
+  return new AppError(
+    'internal',
+    'The database did not answer in time; retry shortly.',
+    { reason: 'database_unavailable', retry_after: retryAfter },
+    { 'Retry-After': String(retryAfter) },
+  );
+}
+
 /** deadlock_detected (40P01) and serialization_failure (40001): PostgreSQL chose a victim; the same statement may simply run again. */
 export function isRetryableConflict(err: unknown): boolean {
   const code = sqlStateOf(err);

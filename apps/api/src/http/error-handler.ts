@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, databaseTimeoutError, isDatabaseTimeout, isUniqueViolation, uniqueViolationError } from '@teamchat/core';
+import { AppError, databaseTimeoutError, databaseUnavailableError, isDatabaseTimeout, isDatabaseUnavailable, isUniqueViolation, uniqueViolationError } from '@teamchat/core';
 import { depsOf, locals } from './locals';
 import { fromCallerInput } from './input-errors';
 import { NOT_UTF8 } from './well-formed';
@@ -23,6 +23,10 @@ export function errorHandler(err: unknown, req: Request, res: Response, _next: N
   if (!appError && isDatabaseTimeout(err)) {
     (l.log ?? depsOf(req).logger).warn('database time bound hit', { request_id: l.requestId, path: req.path });
     appError = databaseTimeoutError(depsOf(req).config.dbStatementTimeoutMs / 1000);
+  }
+  if (!appError && isDatabaseUnavailable(err)) {
+    (l.log ?? depsOf(req).logger).warn('database unavailable', { request_id: l.requestId, path: req.path, error: (err as Error).message });
+    appError = databaseUnavailableError();
   }
   if (!appError) {
     (l.log ?? depsOf(req).logger).error('unhandled error', {

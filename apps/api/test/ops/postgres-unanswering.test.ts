@@ -48,6 +48,9 @@ test('reads and posts answer 500 internal within the bound and a few seconds whi
     for (const res of answers) {
       expect(res.status).toBe(500);
       expect(res.body.error.code).toBe('internal');
+      // an outage worth retrying, told apart from a fault in the request (docs/operations.md)
+      expect(res.body.error).toMatchObject({ reason: 'database_unavailable', retry_after: 5 });
+      expect(res.headers['retry-after']).toBe('5');
       expect(res.headers['x-request-id']).toMatch(/^req_/);
     }
     expect(took).toBeLessThan(BOUND_MS + 6_000);
