@@ -21,7 +21,7 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'undici';
 import * as core from '@teamchat/core';
-import { sql } from '@teamchat/db';
+import { sql, withUnboundedDatabase } from '@teamchat/db';
 import { startServer } from './support/child';
 import { startReceiverProcess, startWorkerProcess, type WorkerProcess } from './support/processes';
 import type { Arrival } from './support/receiver';
@@ -120,14 +120,11 @@ export default async function isolationBench(ctx: BenchContext): Promise<BenchRe
       const tFan = now();
       // A's backlog: BACKLOG copies of the posted event, committed at once (the worker fans them
       // out); with no statement time bound, which a slow host's 100,000 inserts outlasted.
-      await db.transaction(async (tx) => {
-        await tx.execute(sql`SET LOCAL statement_timeout = 0`);
-        await tx.execute(sql`
-          INSERT INTO events (id, account_id, type, channel_id, data, created_at)
-          SELECT 'evt_iso' || md5(random()::text || g::text), e.account_id, e.type, e.channel_id, e.data, now()
-            FROM events e, generate_series(1, ${BACKLOG}) g
-           WHERE e.account_id = ${a.accountId} AND e.type = 'message.posted' AND e.data->>'ts' = ${ts}`);
-      });
+      await withUnboundedDatabase(config.databaseUrl, (unbounded) => unbounded.execute(sql`
+        INSERT INTO events (id, account_id, type, channel_id, data, created_at)
+        SELECT 'evt_iso' || md5(random()::text || g::text), e.account_id, e.type, e.channel_id, e.data, now()
+          FROM events e, generate_series(1, ${BACKLOG}) g
+         WHERE e.account_id = ${a.accountId} AND e.type = 'message.posted' AND e.data->>'ts' = ${ts}`));
       for (let waited = 0; waited < 300_000 && (await count(sql`SELECT count(*) AS n FROM events WHERE account_id = ${a.accountId} AND relayed_at IS NULL`)) > 0; waited += 200) await sleep(200);
       const fanS = (now() - tFan) / 1000;
       const waiting = await count(sql`SELECT count(*) AS n FROM webhook_deliveries WHERE account_id = ${a.accountId} AND status IN ('pending', 'retrying')`);
@@ -149,10 +146,8 @@ export default async function isolationBench(ctx: BenchContext): Promise<BenchRe
       // A's backlog ends here: endpoint off, open rows closed (the worker skips them as closed).
       await db.execute(sql`UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'manual', disabled_at = now() WHERE id = ${a.endpointId}`);
       // 100,000 rows (and the log's rollup trigger over them): past the pool's statement bound on a slow machine.
-      await db.transaction(async (tx) => {
-        await tx.execute(sql`SET LOCAL statement_timeout = 0`);
-        await tx.execute(sql`UPDATE webhook_deliveries SET status = 'dead', error = 'bench: closed', claimed_until = NULL WHERE account_id = ${a.accountId} AND status IN ('pending', 'retrying')`);
-      });
+      await withUnboundedDatabase(config.databaseUrl, (unbounded) => unbounded.execute(
+        sql`UPDATE webhook_deliveries SET status = 'dead', error = 'bench: closed', claimed_until = NULL WHERE account_id = ${a.accountId} AND status IN ('pending', 'retrying')`));
     }
     return {
       title: `Isolation between accounts: B posts ${RATE}/s to a healthy receiver while A's ${BACKLOG} deliveries wait on a broken one (1 worker, limits on)`,

@@ -11,6 +11,7 @@ export * from './redis-keys';
 export * from './principal';
 export * from './context';
 export * from './audit';
+export * from './input-rules';
 export * from './pagination';
 export * from './idempotency';
 export * from './jobs/queue';

@@ -1,14 +1,15 @@
 import Joi from 'joi';
 import { asc, desc, gt, lt, type AnyColumn } from '@teamchat/db';
 import { invalidCursor } from './cursor';
+import { queryInteger } from './input-rules';
 
-/** `?limit=` 1..200, default 50; `?cursor=` opaque, at most 2,048 characters. */
+/** `?limit=` 1..200 in digits only (queryInteger), default 50; `?cursor=` opaque, at most 2,048 characters. */
 export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 200;
 export const CURSOR_MAX_LENGTH = 2048;
 
 export const listQuerySchema = {
-  limit: Joi.number().integer().min(1).max(LIST_LIMIT_MAX).default(LIST_LIMIT_DEFAULT),
+  limit: queryInteger().min(1).max(LIST_LIMIT_MAX).default(LIST_LIMIT_DEFAULT),
   // Whatever Joi finds wrong with `cursor` (empty, too long, repeated so it arrives as a list)
   // makes it a malformed cursor: the schema answers invalid_cursor itself, not invalid_request
   // (validate.ts passes a schema's own AppError through); `limit` keeps invalid_request.

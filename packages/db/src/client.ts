@@ -232,3 +232,18 @@ export function listen(url: string, channel: string, onNotify: () => void, optio
     },
   };
 }
+
+/**
+ * Runs `run` on a pool of one connection of its own without the request bounds (no
+ * statement_timeout, no client query_timeout), as migrations and operator commands run: for
+ * set-up that writes tens of MB at once (the tests' search corpora, the bench's backlogs), which
+ * outlasts a request's bound on a loaded host.
+ */
+export async function withUnboundedDatabase<T>(url: string, run: (db: Db) => Promise<T>): Promise<T> {
+  const database = createDatabase(url, { max: 1, application_name: 'set-up' });
+  try {
+    return await run(database.db);
+  } finally {
+    await database.close();
+  }
+}

@@ -27,6 +27,9 @@ export function validate(schemas: RequestSchemas) {
   // The options live on each schema, not in every validate() call: Joi merges call options into
   // its defaults (and recompiles a schema's custom messages) on every call, but caches a schema's
   // own preferences after its first use. A schema's own preferences still win over these.
+  // `convert` stays on for every part (a query is all strings, a date arrives as text, strings are
+  // trimmed): how far a value may be converted is its schema's rule (core input-rules.ts: a body's
+  // numbers and booleans are strict, a query's whole numbers are digits, date-times RFC 3339).
   const prefs = (part: 'params' | 'query' | 'body' | 'headers'): Joi.ValidationOptions =>
     ({ abortEarly: false, stripUnknown: part === 'body', convert: true });
   const body = schemas.body ? (Joi.isSchema(schemas.body) ? (schemas.body as Joi.ObjectSchema) : Joi.object(schemas.body)) : null;

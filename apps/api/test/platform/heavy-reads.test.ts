@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { sql } from '@teamchat/db';
+import { sql, withUnboundedDatabase } from '@teamchat/db';
 import { bearer, newAccount, newKey, signInWeb, startHarness, type Harness } from '../../../../test/support/harness';
 
 /** `count` messages of `bytes` letters `a` in a new channel of the account's owner, written straight in SQL. */
@@ -9,13 +9,10 @@ async function seedCorpus(h: Harness, accountId: string, ownerEmail: string, own
   expect(ch.status).toBe(201);
   // Set-up, not a request: writing 48 MB of text into the full-text and trigram indexes takes
   // longer than the request bound on a loaded machine.
-  await h.deps.database.db.transaction(async (tx) => {
-    await tx.execute(sql`SET LOCAL statement_timeout = 0`);
-    await tx.execute(sql`
-      INSERT INTO messages (channel_id, ts_micros, account_id, author_identity_id, text)
-      SELECT ${ch.body.id}, 1700000000000000 + g, ${accountId}, ${ownerIdentityId}, repeat('a', ${bytes})
-      FROM generate_series(1, ${count}) AS g`);
-  });
+  await withUnboundedDatabase(h.deps.config.databaseUrl, (db) => db.execute(sql`
+    INSERT INTO messages (channel_id, ts_micros, account_id, author_identity_id, text)
+    SELECT ${ch.body.id}, 1700000000000000 + g, ${accountId}, ${ownerIdentityId}, repeat('a', ${bytes})
+    FROM generate_series(1, ${count}) AS g`));
   return ch.body.id as string;
 }
 

@@ -1943,13 +1943,13 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        "Error.internal.statement_timeout": {
+        "Error.internal.database_unavailable.statement_timeout": {
             /** @constant */
             code: "internal";
             /** @description For people; may change. */
             message: string;
             /** @enum {unknown} */
-            reason?: "statement_timeout";
+            reason?: "database_unavailable" | "statement_timeout";
             request_id: string;
             status_url: string;
         } & {
@@ -3357,7 +3357,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3365,7 +3365,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -3430,7 +3430,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3438,7 +3438,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -3540,7 +3540,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3548,7 +3548,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -3680,7 +3680,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3688,7 +3688,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -3784,7 +3784,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3792,7 +3792,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -3922,7 +3922,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3930,7 +3930,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -4033,7 +4033,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4041,7 +4041,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -4154,7 +4154,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4162,7 +4162,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -4259,7 +4259,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4267,7 +4267,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -4368,7 +4368,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4376,7 +4376,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -4497,7 +4497,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4505,7 +4505,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -4603,7 +4603,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4611,7 +4611,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -4731,7 +4731,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4739,7 +4739,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -4841,7 +4841,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4849,7 +4849,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -4984,7 +4984,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4992,7 +4992,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -5093,7 +5093,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5101,7 +5101,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -5237,7 +5237,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5245,7 +5245,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -5341,7 +5341,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5349,7 +5349,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -5446,7 +5446,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5454,7 +5454,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -5551,7 +5551,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5559,7 +5559,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -5656,7 +5656,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5664,7 +5664,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -5771,7 +5771,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5779,7 +5779,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -5875,7 +5875,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5883,7 +5883,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -5984,7 +5984,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5992,7 +5992,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -6093,7 +6093,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6101,7 +6101,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -6221,7 +6221,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6229,7 +6229,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -6330,7 +6330,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6338,7 +6338,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -6460,7 +6460,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6468,7 +6468,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -6565,7 +6565,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6573,7 +6573,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -6669,7 +6669,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6677,7 +6677,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -6774,7 +6774,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6782,7 +6782,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -6883,7 +6883,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6891,7 +6891,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -6992,7 +6992,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7000,7 +7000,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -7128,7 +7128,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7136,7 +7136,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -7234,7 +7234,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7242,7 +7242,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -7337,7 +7337,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7345,7 +7345,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -7470,7 +7470,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7478,7 +7478,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -7577,7 +7577,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7585,7 +7585,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -7684,7 +7684,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7692,7 +7692,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -7789,7 +7789,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7797,7 +7797,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -7904,7 +7904,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7912,7 +7912,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -8010,7 +8010,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8018,7 +8018,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -8116,7 +8116,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8124,7 +8124,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -8223,7 +8223,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8231,7 +8231,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -8336,7 +8336,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8344,7 +8344,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -8443,7 +8443,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8451,7 +8451,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -8571,7 +8571,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8579,7 +8579,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -8676,7 +8676,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8684,7 +8684,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -8785,7 +8785,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8793,7 +8793,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -8890,7 +8890,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8898,7 +8898,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -8995,7 +8995,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9003,7 +9003,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -9179,7 +9179,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9187,7 +9187,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -9309,7 +9309,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9317,7 +9317,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -9414,7 +9414,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9422,7 +9422,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -9517,7 +9517,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9525,7 +9525,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -9633,7 +9633,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9641,7 +9641,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -9743,7 +9743,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9751,7 +9751,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };
@@ -9848,7 +9848,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `internal` (`statement_timeout`) */
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9856,7 +9856,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        error: components["schemas"]["Error.internal.statement_timeout"];
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
                     };
                 };
             };

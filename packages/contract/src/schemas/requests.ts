@@ -3,11 +3,15 @@ import {
   MIRROR_FORMATS, MIRROR_LIMITS, STATS_WINDOWS, contentTypeSchema, fileIdSchema, fileNameSchema,
   CONTENT_LIMITS, ENDPOINT_LIMITS, SEARCH_SORTS, ENDPOINT_PAYLOAD_MODES, GRANTABLE_SCOPES, PASSWORD_MAX, SUBSCRIBABLE_EVENTS, TS_PATTERN,
   attachmentsSchema, channelNameSchema, clientRefSchema, emojiSchema, linksSchema, listQuerySchema, messageTextSchema, topicSchema,
+  bodyBoolean, bodyNumber, dateOrDateTimeSchema, dateTimeSchema, isBlank, nonBlankString, queryInteger,
 } from '@teamchat/core';
 
 /**
  * The Joi schemas routes validate their input with (apps/api `validate`), shared by the route
- * declarations and so by the document.
+ * declarations and so by the document. Input rules every schema shares (core `input-rules.ts`):
+ * a body's numbers and booleans are JSON numbers and booleans (bodyNumber, bodyBoolean), a
+ * query's whole numbers are digits (queryInteger), a date-time is strict RFC 3339
+ * (dateTimeSchema), and blank means isBlank (invisible characters included).
  */
 
 export { listQuerySchema };
@@ -36,8 +40,8 @@ export const deliveryLogQuery = {
   }).messages({ 'any.invalid': `{{#label}} must be a comma-separated list of ${DELIVERY_STATUSES.join(', ')}` }),
   event_type: Joi.string().max(64),
   event_id: Joi.string().max(80),
-  since: Joi.date().iso(),
-  until: Joi.date().iso(),
+  since: dateTimeSchema,
+  until: dateTimeSchema,
 };
 
 export const signInBody = {
@@ -46,7 +50,7 @@ export const signInBody = {
 };
 
 export const registerAgentBody = {
-  name: Joi.string().trim().min(1).max(80).required(),
+  name: nonBlankString().max(80).required(),
   scopes: Joi.array().items(Joi.string().valid(...GRANTABLE_SCOPES, 'channels:read', 'channels:write')).max(32).unique().default([]),
   client_ref: Joi.string().max(128),
 };
@@ -64,8 +68,11 @@ export const openDmBody = {
   client_ref: clientRefSchema,
 };
 
+/** A message needs non-blank text (isBlank) or at least one attachment; the refusal names `text`, as an edit's does. */
 const needsContent = (value: { text?: string; attachments?: unknown[] }, helpers: Joi.CustomHelpers) =>
-  (value.text ?? '').trim() === '' && (value.attachments ?? []).length === 0 ? helpers.error('message.empty') : value;
+  isBlank(value.text ?? '') && (value.attachments ?? []).length === 0
+    ? helpers.error('message.empty', {}, helpers.state.localize?.([...(helpers.state.path ?? []), 'text']))
+    : value;
 
 export const postMessageBody = Joi.object({
   text: messageTextSchema.default(''),
@@ -73,23 +80,23 @@ export const postMessageBody = Joi.object({
   links: linksSchema,
   thread_ts: tsParam.optional(),
   client_ref: clientRefSchema,
-}).custom(needsContent).messages({ 'message.empty': 'text: a message needs text or at least one attachment' });
+}).custom(needsContent).messages({ 'message.empty': 'a message needs visible text or at least one attachment' });
 
 export const patchMessageBody = Joi.object({
   text: messageTextSchema,
   attachments: attachmentsSchema,
   links: linksSchema,
-  version: Joi.number().integer().min(1).max(2_147_483_647), // the column is a PostgreSQL integer
+  version: bodyNumber().integer().min(1).max(2_147_483_647), // the column is a PostgreSQL integer
 }).or('text', 'attachments', 'links');
 
 export const searchQuery = {
   ...listQuerySchema,
-  q: Joi.string().trim().min(1).max(200).required(),
+  q: nonBlankString().max(200).required(),
   sort: Joi.string().valid(...SEARCH_SORTS).default('relevance'),
   channel: Joi.string().pattern(/^ch_[a-z0-9]{1,64}$/),
   from: Joi.string().pattern(/^idn_[a-z0-9]{1,64}$/),
-  after: Joi.date().iso(),
-  before: Joi.date().iso(),
+  after: dateOrDateTimeSchema,
+  before: dateOrDateTimeSchema,
 };
 
 /**
@@ -112,24 +119,24 @@ export const registerEndpointBody = {
   events: events.required(),
   channels: channels.required(),
   payload: payload.default('pointers'),
-  enabled: Joi.boolean(),
+  enabled: bodyBoolean(),
   authorization,
 };
 
-export const patchEndpointBody = Joi.object({ url, events, channels, payload, enabled: Joi.boolean(), authorization })
+export const patchEndpointBody = Joi.object({ url, events, channels, payload, enabled: bodyBoolean(), authorization })
   .min(1)
   .messages({ 'object.min': 'the body must change at least one of url, events, channels, payload, enabled, authorization' });
 
 /** A file's reservation (docs/api.md "Files"): its name, exact size and content type. */
 export const reserveUploadBody = Joi.object({
   name: fileNameSchema.required(),
-  size: Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER).required(),
+  size: bodyNumber().integer().min(1).max(Number.MAX_SAFE_INTEGER).required(),
   content_type: contentTypeSchema.required(),
 });
 export const fileParams = { fileId: fileIdSchema.required() };
 /** The local driver's signed upload URL: the query is the permission. */
 export const uploadTargetQuery = {
-  expires: Joi.number().integer().min(0).max(2 ** 40).required(),
+  expires: queryInteger().min(0).max(2 ** 40).required(),
   signature: Joi.string().pattern(/^[A-Za-z0-9_-]{43}$/).required(),
 };
 
@@ -145,22 +152,22 @@ export const createMirrorBody = {
   url: mirrorUrl.required(),
   channels: mirrorChannels.required(),
   format: mirrorFormat.required(),
-  enabled: Joi.boolean(),
+  enabled: bodyBoolean(),
 };
-export const patchMirrorBody = Joi.object({ url: mirrorUrl, channels: mirrorChannels, format: mirrorFormat, enabled: Joi.boolean() })
+export const patchMirrorBody = Joi.object({ url: mirrorUrl, channels: mirrorChannels, format: mirrorFormat, enabled: bodyBoolean() })
   .min(1)
   .messages({ 'object.min': 'the body must change at least one of url, channels, format, enabled' });
 export const mirrorParams = { mirrorId: Joi.string().max(80).required() };
 
 /** "Replay failed since…" (docs/web.md): failed and dead deliveries since this time. */
-export const replayFailedQuery = { since: Joi.date().iso().required() };
-export const replayFailedBody = { since: Joi.date().iso().required() };
+export const replayFailedQuery = { since: dateTimeSchema.required() };
+export const replayFailedBody = { since: dateTimeSchema.required() };
 export const statsQuery = { window: Joi.string().valid(...Object.keys(STATS_WINDOWS)).default('24h') };
 
 /** A key for the caller's own seat (docs/web.md "API keys"): scopes up to their role. */
 export const createApiKeyBody = {
   scopes: Joi.array().items(Joi.string().valid(...GRANTABLE_SCOPES, 'channels:read', 'channels:write')).max(32).unique().default([]),
-  read_only: Joi.boolean().default(false),
-  expires_in_days: Joi.number().integer().min(1).max(3650),
+  read_only: bodyBoolean().default(false),
+  expires_in_days: bodyNumber().integer().min(1).max(3650),
 };
 export const apiKeyParams = { keyId: Joi.string().max(64).required() };

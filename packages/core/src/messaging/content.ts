@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { bodyNumber } from '../input-rules';
 
 /**
  * Content limits, enforced at the edge with 400 invalid_request (docs/api.md "Content limits").
@@ -38,7 +39,7 @@ export const attachmentSchema = Joi.object({
   url,
   file_id: Joi.string().pattern(/^[A-Za-z0-9_-]{1,64}$/),
   mime_type: Joi.string().max(127),
-  size: Joi.number().integer().min(0),
+  size: bodyNumber().integer().min(0),
 }).or('url', 'file_id');
 
 export const attachmentsSchema = Joi.array().items(attachmentSchema).max(CONTENT_LIMITS.attachments);

@@ -1,6 +1,7 @@
 import { and, eq, identities, inArray, messageFiles, messages, sql, type Executor } from '@teamchat/db';
 import { attachedFileIds, resolveAttachments } from '../../files/attachments';
 import { AppError } from '../../errors';
+import { isBlank } from '../../input-rules';
 import type { Actor } from '../../principal';
 import type { Attachment } from '../content';
 import { editRaisesEvent, messageEditedEvent, recordEvent } from '../../events';
@@ -50,7 +51,7 @@ export async function editMessage(
   };
   const attachmentsChanged = !sameContent(next.attachments, message.attachments);
   if (next.text === message.text && !attachmentsChanged && sameContent(next.links, message.links)) return message;
-  if (next.text.trim() === '' && next.attachments.length === 0) {
+  if (isBlank(next.text) && next.attachments.length === 0) {
     throw new AppError('invalid_request', 'A message needs text or at least one attachment.', { field: 'text' });
   }
   const changes: Partial<MessageRow> = { text: next.text, attachments: next.attachments, links: next.links };
