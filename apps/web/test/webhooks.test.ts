@@ -121,6 +121,8 @@ test('rotate the secret: the new one is shown once with the old one’s end, and
   await page.goto(`/a/${a.accountId}/webhooks/${created.body.id}`);
   await page.getByRole('button', { name: 'Rotate secret' }).click();
   const dialog = page.getByRole('dialog');
+  // it asks first; the confirming button has the same name
+  await dialog.getByRole('button', { name: 'Rotate secret' }).click();
   await dialog.getByText('The previous secret keeps signing alongside this one until').waitFor();
   const newSecret = (await dialog.getByTestId('secret-value').textContent())!;
   expect(newSecret).not.toBe(oldSecret);
@@ -187,7 +189,7 @@ test('delivery log: filter to dead, replay one, then Replay failed since… and 
   await dialog.getByRole('button', { name: 'Count deliveries' }).click();
   await dialog.getByText('This will replay 2 deliveries.').waitFor();
   await dialog.getByRole('button', { name: 'Replay 2 deliveries' }).click();
-  await page.getByText('Replayed 2 of 2 deliveries.').waitFor({ timeout: 30_000 });
+  await page.getByText('Replayed 2 deliveries: 2 delivered.').waitFor({ timeout: 30_000 });
   const again = mine().slice(before).map((r) => JSON.parse(r.body).id).sort();
   expect(again).toEqual([...events].sort());
 

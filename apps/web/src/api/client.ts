@@ -6,7 +6,8 @@ import { currentSession, observeAccountState, saveSession } from './session';
  * The one way the app reaches the API: openapi-fetch with the generated `paths` of
  * `packages/client` (`client.GET('/accounts/{accountId}/channels', { params: { path: { accountId } } })`
  * answering `{ data, error, response }`). Same origin, session cookie; every write carries the
- * X-CSRF-Token from sign-in. A 401 forgets the session (the app shows Sign in).
+ * X-CSRF-Token from sign-in. A 401 forgets the session: the app shows Sign in, saying the person
+ * was signed out, and returns them to the page they were on (`?next=`) once they sign in again.
  */
 export interface ApiErrorBody {
   error: { code: string; message: string; reason?: string; retry_after?: number; [k: string]: unknown };
@@ -62,7 +63,10 @@ typed.use({
       }
     }
     observeAccountState(path, response.status, code);
-    if (response.status === 401 && !path.startsWith('/auth/')) saveSession(null);
+    if (response.status === 401 && !path.startsWith('/auth/') && currentSession()) {
+      // the session ended under this tab (signed out elsewhere, expired): say so on Sign in
+      saveSession(null, { ended: true });
+    }
     return response;
   },
 });

@@ -20,6 +20,8 @@ export interface StoredSession {
 }
 
 const KEY = 'teamchat.session';
+/** sessionStorage: set when the session ended under this tab (`sessionEnded`) */
+const ENDED_KEY = 'teamchat.sessionEnded';
 type Listener = (s: StoredSession | null) => void;
 const listeners = new Set<Listener>();
 
@@ -28,16 +30,63 @@ export function currentSession(): StoredSession | null {
     const raw = localStorage.getItem(KEY);
     if (!raw) return null;
     const s = JSON.parse(raw) as StoredSession;
-    return new Date(s.expiresAt).getTime() > Date.now() ? s : null;
+    if (new Date(s.expiresAt).getTime() > Date.now()) return s;
+    // the session ran out while the app was open (its cookie expired with it): Sign in says so
+    markSessionEnded();
+    return null;
   } catch {
     return null;
   }
 }
 
-export function saveSession(s: StoredSession | null): void {
+/**
+ * Stores (or forgets) the session. `ended`: it is forgotten because the API refused it (a 401),
+ * not because the person signed out here; Sign in then says "You were signed out" (`sessionEnded`).
+ */
+export function saveSession(s: StoredSession | null, options: { ended?: boolean } = {}): void {
   if (s) localStorage.setItem(KEY, JSON.stringify(s));
   else localStorage.removeItem(KEY);
+  if (!s && options.ended) markSessionEnded();
+  else clearSessionEnded();
   for (const l of listeners) l(s);
+}
+
+/**
+ * The session ended without this tab signing out (a 401 from the API: signed out in another tab,
+ * expired, revoked): Sign in then says so. Kept in sessionStorage (this tab only) until the next
+ * sign-in or sign-out.
+ */
+function markSessionEnded(): void {
+  try {
+    sessionStorage.setItem(ENDED_KEY, '1');
+  } catch {
+    // storage refused: Sign in shows without the note
+  }
+}
+
+export function sessionEnded(): boolean {
+  try {
+    return sessionStorage.getItem(ENDED_KEY) === '1';
+  } catch {
+    return false;
+  }
+}
+
+function clearSessionEnded(): void {
+  try {
+    sessionStorage.removeItem(ENDED_KEY);
+  } catch {
+    // nothing to clear
+  }
+}
+
+// Signed out in another tab: its sign-out removes the stored session, which this tab hears.
+if (typeof window !== 'undefined') {
+  window.addEventListener('storage', (e) => {
+    if (e.key !== KEY) return;
+    if (e.oldValue && !e.newValue) markSessionEnded();
+    else if (e.newValue) clearSessionEnded();
+  });
 }
 
 export function onSessionChange(l: Listener): () => void {

@@ -6,6 +6,16 @@ interface Reservation {
   upload: { url: string; method: string; headers: Record<string, string>; expires_at: string };
 }
 
+/**
+ * The person cancelled the upload. `fileId` is the reservation it leaves (pending, removed by the
+ * API after 24 hours; there is no route to abandon one), null when cancelled before it existed.
+ */
+export class UploadCancelled extends Error {
+  constructor(readonly fileId: string | null) {
+    super('The upload was cancelled.');
+  }
+}
+
 /** Bytes sent so far of the whole file (0..1), for a progress bar. */
 export type OnProgress = (sent: number, total: number) => void;
 
@@ -37,7 +47,7 @@ function putBytes(target: Reservation['upload'], file: Blob, onProgress: OnProgr
       reject(new ApiError(body, xhr.status, ra ? Number(ra) : null));
     };
     xhr.onerror = () => reject(new Error('The upload failed: the connection was lost. Try again.'));
-    xhr.onabort = () => reject(new Error('The upload was cancelled.'));
+    xhr.onabort = () => reject(new UploadCancelled(null));
     signal?.addEventListener('abort', () => xhr.abort());
     xhr.send(file);
   });
@@ -49,13 +59,25 @@ function putBytes(target: Reservation['upload'], file: Blob, onProgress: OnProgr
  * ready file. Any step's refusal is thrown with the API's message.
  */
 export async function uploadFile(accountId: string, file: File, onProgress: OnProgress, signal?: AbortSignal): Promise<FileInfo> {
-  const reserved = await unwrap(
-    client.POST<Reservation>('/accounts/{accountId}/uploads', {
-      params: { path: { accountId } },
-      body: { name: file.name, size: file.size, content_type: file.type || 'application/octet-stream' },
-    }),
-  );
-  await putBytes(reserved.upload, file, onProgress, signal);
+  const empty = emptyFileError(file);
+  if (empty) throw new Error(empty);
+  let reserved: Reservation;
+  try {
+    reserved = await unwrap(
+      client.POST<Reservation>('/accounts/{accountId}/uploads', {
+        params: { path: { accountId } },
+        body: { name: file.name, size: file.size, content_type: file.type || 'application/octet-stream' },
+      }),
+    );
+  } catch (err) {
+    throw plainSizeError(err, file);
+  }
+  if (signal?.aborted) throw new UploadCancelled(reserved.file.id);
+  try {
+    await putBytes(reserved.upload, file, onProgress, signal);
+  } catch (err) {
+    throw err instanceof UploadCancelled ? new UploadCancelled(reserved.file.id) : err;
+  }
   return unwrap(client.POST<FileInfo>('/accounts/{accountId}/uploads/{fileId}/complete', { params: { path: { accountId, fileId: reserved.file.id } } }));
 }
 
@@ -69,4 +91,56 @@ export function formatBytes(n: number): string {
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
   if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`;
   return `${(n / 1024 ** 3).toFixed(2)} GB`;
+}
+
+/** The form's own check before anything is sent: the API takes no empty file (`size` ≥ 1). */
+export function emptyFileError(file: File): string | null {
+  return file.size === 0 ? `${file.name} is empty: choose a file with something in it.` : null;
+}
+
+/** A plan limit in words: 262144000 → "250 MB" (binary units, as the plans are set). */
+export function formatLimit(bytes: number): string {
+  if (bytes >= 1024 ** 3 && bytes % 1024 ** 3 === 0) return `${bytes / 1024 ** 3} GB`;
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MB`;
+  return formatBytes(bytes);
+}
+
+/**
+ * The API's refusal of a file above the plan's file size (`400`, `field: "size"`, with `limit`),
+ * said plainly with the limit in MB; any other error unchanged.
+ */
+function plainSizeError(err: unknown, file: File): unknown {
+  if (!(err instanceof ApiError) || err.status !== 400 || err.body.field !== 'size' || typeof err.body.limit !== 'number') return err;
+  const message = `${file.name} is too big (${formatBytes(file.size)}): files on this account's plan may be at most ${formatLimit(err.body.limit)}.`;
+  return new ApiError({ ...err.body, message }, err.status, err.retryAfter);
+}
+
+const CANCELLED_KEY = 'teamchat.cancelledUploads';
+const DAY_MS = 86_400_000;
+
+function readCancelled(): Record<string, number> {
+  try {
+    const raw = JSON.parse(localStorage.getItem(CANCELLED_KEY) ?? '{}') as Record<string, number>;
+    const now = Date.now();
+    return Object.fromEntries(Object.entries(raw).filter(([, until]) => typeof until === 'number' && until > now));
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Remembers (in this browser, for 24 hours: as long as the API keeps a pending reservation) an
+ * upload the person cancelled, so the Files list leaves it out rather than showing a pending row
+ * nobody can act on. The API has no route to abandon a reservation; its maintenance removes it.
+ */
+export function rememberCancelledUpload(fileId: string): void {
+  try {
+    localStorage.setItem(CANCELLED_KEY, JSON.stringify({ ...readCancelled(), [fileId]: Date.now() + DAY_MS }));
+  } catch {
+    // storage full or refused: the pending row shows, labelled, until the API removes it
+  }
+}
+
+export function cancelledUploads(): Set<string> {
+  return new Set(Object.keys(readCancelled()));
 }

@@ -32,8 +32,23 @@ export function formatTime(iso: string | null | undefined): string {
 }
 
 /**
+ * Moves focus to the page's main heading (or `#main`): where focus goes when the control that
+ * had it is gone (a dialog's opener removed, a deleted message), so it is never lost to <body>.
+ */
+export function focusMainHeading(): void {
+  const heading = document.querySelector<HTMLElement>('main h1');
+  if (heading) {
+    if (!heading.hasAttribute('tabindex')) heading.setAttribute('tabindex', '-1');
+    heading.focus();
+    return;
+  }
+  document.getElementById('main')?.focus();
+}
+
+/**
  * A modal dialog on the native <dialog> (role dialog, focus moved in on open, Escape closes,
- * focus back to where it was on close).
+ * focus back to where it was on close, or to the page's main heading when that control is gone).
+ * The element marked `data-autofocus` gets focus first (else the browser's first focusable).
  */
 export function Dialog({ title, open, onClose, children }: { title: string; open: boolean; onClose: () => void; children: ReactNode }) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -44,7 +59,11 @@ export function Dialog({ title, open, onClose, children }: { title: string; open
     if (open && !d.open) {
       const opener = document.activeElement as HTMLElement | null;
       d.showModal();
-      return () => opener?.focus?.();
+      d.querySelector<HTMLElement>('[data-autofocus]')?.focus();
+      return () => {
+        if (opener && opener !== document.body && opener.isConnected) opener.focus();
+        else focusMainHeading();
+      };
     }
     if (!open && d.open) d.close();
     return undefined;
@@ -68,8 +87,11 @@ export function Dialog({ title, open, onClose, children }: { title: string; open
   );
 }
 
-/** A button that asks to confirm in a dialog; the dialog's confirm button has the same name. */
-export function ConfirmButton({ label, question, onConfirm, disabled }: { label: string; question: string; onConfirm: () => void; disabled?: boolean }) {
+/**
+ * A button that asks to confirm in a dialog; the dialog's confirm button has the same name.
+ * Focus starts on "Cancel", so a stray Enter never confirms a destructive step.
+ */
+export function ConfirmButton({ label, question, detail, onConfirm, disabled }: { label: string; question: string; detail?: ReactNode; onConfirm: () => void; disabled?: boolean }) {
   const [open, setOpen] = useState(false);
   return (
     <>
@@ -77,6 +99,7 @@ export function ConfirmButton({ label, question, onConfirm, disabled }: { label:
         {label}
       </button>
       <Dialog title={question} open={open} onClose={() => setOpen(false)}>
+        {detail}
         <div className="row">
           <button
             type="button"
@@ -88,7 +111,7 @@ export function ConfirmButton({ label, question, onConfirm, disabled }: { label:
           >
             {label}
           </button>
-          <button type="button" onClick={() => setOpen(false)}>
+          <button type="button" data-autofocus onClick={() => setOpen(false)}>
             Cancel
           </button>
         </div>

@@ -12,11 +12,23 @@ interface Approval {
   summary: string;
   target: { channel_name: string | null; channel_kind: string | null; ts: string; exists: boolean; text_preview: string | null; can_read_channel: boolean };
   requested_by: { email: string | null; identity_kind: string | null; identity_name: string | null };
+  /** The API's answer to "may this person approve or deny it?" (the rule of docs/api.md "Deletion and approvals"). */
+  you_may_decide: boolean;
   created_at?: string;
   expires_at?: string;
 }
 
-function ApprovalCard({ accountId, approvalId }: { accountId: string; approvalId: string }) {
+/** Why this person may not decide, in words (the API says only that they may not). */
+function whyNot(a: Approval): string {
+  if (!a.target.can_read_channel) {
+    return 'You cannot approve or deny this: only a member of its channel may decide, and you are not one.';
+  }
+  return 'You cannot approve or deny this: it is for the person who wrote the message, an owner or admin in its channel, or the person who approved the agent that asked.';
+}
+
+/** One approval; its heading is `level` (2 for the linked one, under the page's h1; 3 under "Waiting for you"). */
+function ApprovalCard({ accountId, approvalId, level }: { accountId: string; approvalId: string; level: 2 | 3 }) {
+  const Heading = level === 2 ? 'h2' : 'h3';
   const qc = useQueryClient();
   const key = ['approval', accountId, approvalId];
   const approval = useQuery({
@@ -37,7 +49,7 @@ function ApprovalCard({ accountId, approvalId }: { accountId: string; approvalId
       <ErrorNote error={approval.error} />
       {a && (
         <>
-          <h3 id={`apr-${approvalId}`}>{a.summary}</h3>
+          <Heading id={`apr-${approvalId}`}>{a.summary}</Heading>
           <dl className="facts">
             <dt>Status</dt>
             <dd>
@@ -59,7 +71,8 @@ function ApprovalCard({ accountId, approvalId }: { accountId: string; approvalId
               </>
             )}
           </dl>
-          {a.status === 'pending' && (
+          {a.status === 'pending' && !a.you_may_decide && <p className="muted">{whyNot(a)}</p>}
+          {a.status === 'pending' && a.you_may_decide && (
             <div className="row">
               <button type="button" onClick={() => decide.mutate('approve')} disabled={decide.isPending}>
                 Approve
@@ -111,12 +124,12 @@ export function ApprovalsPage() {
         </label>
         <button type="submit">Open</button>
       </form>
-      {approvalId && <ApprovalCard accountId={accountId} approvalId={approvalId} />}
+      {approvalId && <ApprovalCard accountId={accountId} approvalId={approvalId} level={2} />}
       <h2>Waiting for you</h2>
       <ErrorNote error={pending.error} />
       {pending.isSuccess && others.length === 0 && <p>Nothing else is waiting for your decision.</p>}
       {others.map((p) => (
-        <ApprovalCard key={p.id} accountId={accountId} approvalId={p.id} />
+        <ApprovalCard key={p.id} accountId={accountId} approvalId={p.id} level={3} />
       ))}
     </>
   );

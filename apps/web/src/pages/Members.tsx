@@ -25,7 +25,9 @@ export function MembersPage() {
   return (
     <>
       <h1>Members</h1>
-      <p className="muted">People with a seat in this account. Roles are changed by an operator (`user:set-role`).</p>
+      <p className="muted">
+        People with a seat in this account. Roles are changed by an operator (<code>user:set-role</code>).
+      </p>
       <ErrorNote error={list.error} />
       <table>
         <caption className="sr-only">Members and their roles</caption>

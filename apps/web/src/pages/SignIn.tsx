@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { Navigate, useNavigate, useSearchParams } from 'react-router';
 import { client } from '../api/client';
 import { useSession } from '../api/hooks';
-import { saveSession, type AccountSummary } from '../api/session';
+import { saveSession, sessionEnded, type AccountSummary } from '../api/session';
 import { formatSeconds } from '../components/ui';
 
 interface SignInAnswer {
@@ -12,10 +12,29 @@ interface SignInAnswer {
   accounts: AccountSummary[];
 }
 
-/** Where to go after sign-in: the page asked for (same origin only), else the one account or the picker. */
+/** The app's own pages (routes.tsx): `/accounts…` and `/a/{accountId}/…`. */
+const APP_PATH = /^\/(?:accounts(?:\/|$)|a\/[^/]+(?:\/|$))/;
+
+/**
+ * `next` as a path of this app (path, query, hash), or null: it is parsed as the browser would
+ * resolve it, so `/\example.com`, `//example.com`, `https://…` or `javascript:` (another origin,
+ * or none) are refused rather than handed to the router, which would throw on them.
+ */
+export function safeNext(next: string | null): string | null {
+  if (!next) return null;
+  let url: URL;
+  try {
+    url = new URL(next, window.location.origin);
+  } catch {
+    return null;
+  }
+  if (url.origin !== window.location.origin || !APP_PATH.test(url.pathname)) return null;
+  return url.pathname + url.search + url.hash;
+}
+
+/** Where to go after sign-in: the page asked for (a page of this app only), else the one account or the picker. */
 function landing(accounts: AccountSummary[], next: string | null): string {
-  if (next && next.startsWith('/') && !next.startsWith('//')) return next;
-  return accounts.length === 1 ? `/a/${accounts[0]!.id}/channels` : '/accounts';
+  return safeNext(next) ?? (accounts.length === 1 ? `/a/${accounts[0]!.id}/channels` : '/accounts');
 }
 
 export function SignInPage() {
@@ -26,6 +45,8 @@ export function SignInPage() {
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // read once: signing in (or out) clears it
+  const [ended] = useState(sessionEnded);
   if (session) return <Navigate replace to={landing(session.accounts, params.get('next'))} />;
 
   async function submit(e: FormEvent) {
@@ -48,6 +69,11 @@ export function SignInPage() {
   return (
     <main id="main" className="signin">
       <h1>Sign in to teamchat</h1>
+      {ended && (
+        <p role="status" className="warning">
+          You were signed out. Sign in again to continue.
+        </p>
+      )}
       <form onSubmit={(e) => void submit(e)} aria-describedby={error ? 'signin-error' : undefined}>
         <label>
           Email

@@ -3,7 +3,7 @@ import { useInfiniteQuery } from '@tanstack/react-query';
 import { client, unwrap, type Page } from '../../api/client';
 import { useAccountId } from '../../api/hooks';
 import type { FileInfo } from '../../api/types';
-import { contentUrl, formatBytes } from '../../api/upload';
+import { cancelledUploads, contentUrl, emptyFileError, formatBytes, UploadCancelled } from '../../api/upload';
 import { ErrorNote, formatTime } from '../../components/ui';
 import { useIdentityNames } from '../messaging/MessagePane';
 import { UploadProgress, useUpload } from './useUpload';
@@ -22,25 +22,47 @@ export function useFiles(accountId: string) {
 function UploadForm({ accountId }: { accountId: string }) {
   const [file, setFile] = useState<File | null>(null);
   const [inputKey, setInputKey] = useState(0);
+  // the form's own check (an empty file), shown before anything is sent; cleared on a new choice
+  const [fileError, setFileError] = useState<string | null>(null);
   const upload = useUpload(accountId, () => {
     setFile(null);
     setInputKey((k) => k + 1);
   });
+  const cancelled = upload.error instanceof UploadCancelled;
   return (
     <form
       className="panel"
       aria-label="Upload a file"
       onSubmit={(e: FormEvent) => {
         e.preventDefault();
-        if (file) upload.mutate(file);
+        if (!file) return;
+        const empty = emptyFileError(file);
+        setFileError(empty);
+        if (!empty) upload.mutate(file);
       }}
     >
       <label>
         File
-        <input key={inputKey} type="file" required onChange={(e) => setFile(e.target.files?.[0] ?? null)} />
+        <input
+          key={inputKey}
+          type="file"
+          required
+          aria-describedby={fileError ? 'file-error' : undefined}
+          onChange={(e) => {
+            const chosen = e.target.files?.[0] ?? null;
+            setFile(chosen);
+            setFileError(chosen ? emptyFileError(chosen) : null);
+            upload.reset();
+          }}
+        />
       </label>
+      {fileError && (
+        <p role="alert" id="file-error" className="error">
+          {fileError}
+        </p>
+      )}
       <div className="row">
-        <button type="submit" disabled={!file || upload.isPending}>
+        <button type="submit" disabled={!file || fileError !== null || upload.isPending}>
           Upload
         </button>
         {upload.isPending && (
@@ -55,7 +77,11 @@ function UploadForm({ accountId }: { accountId: string }) {
           Uploaded {upload.data.name} ({formatBytes(upload.data.size)}).
         </p>
       )}
-      <ErrorNote error={upload.error} />
+      {cancelled ? (
+        <p role="status">Upload cancelled.</p>
+      ) : (
+        <ErrorNote error={upload.error} />
+      )}
     </form>
   );
 }
@@ -65,7 +91,10 @@ export function FilesPage() {
   const accountId = useAccountId();
   const files = useFiles(accountId);
   const names = useIdentityNames(accountId);
-  const rows = files.data?.pages.flatMap((p) => p.data) ?? [];
+  // An upload this person cancelled leaves a pending reservation the API removes after 24 hours
+  // (it has no route to abandon one): it is left out here rather than shown as a row nobody can use.
+  const hidden = cancelledUploads();
+  const rows = (files.data?.pages.flatMap((p) => p.data) ?? []).filter((f) => !(f.state === 'pending' && hidden.has(f.id)));
   return (
     <>
       <h1>Files</h1>

@@ -1,10 +1,13 @@
 import { useRef, useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { uploadFile } from '../../api/upload';
+import { rememberCancelledUpload, uploadFile, UploadCancelled } from '../../api/upload';
 import type { FileInfo } from '../../api/types';
 import { formatBytes } from '../../api/upload';
 
-/** One upload at a time with its progress (bytes sent of the file), its result and its error. */
+/**
+ * One upload at a time with its progress (bytes sent of the file), its result and its error. A
+ * cancelled upload's reservation is remembered so the Files list leaves it out (`cancelledUploads`).
+ */
 export function useUpload(accountId: string, onDone?: (f: FileInfo) => void) {
   const qc = useQueryClient();
   const [progress, setProgress] = useState<{ sent: number; total: number } | null>(null);
@@ -19,6 +22,12 @@ export function useUpload(accountId: string, onDone?: (f: FileInfo) => void) {
       void qc.invalidateQueries({ queryKey: ['files', accountId] });
       onDone?.(f);
     },
+    onError: (err) => {
+      if (err instanceof UploadCancelled && err.fileId) {
+        rememberCancelledUpload(err.fileId);
+        void qc.invalidateQueries({ queryKey: ['files', accountId] });
+      }
+    },
     onSettled: () => {
       abort.current = null;
     },
@@ -26,14 +35,27 @@ export function useUpload(accountId: string, onDone?: (f: FileInfo) => void) {
   return { ...mutation, progress, cancel: () => abort.current?.abort() };
 }
 
-/** A labelled progress bar while an upload runs ("Upload progress"), with bytes sent as text. */
+/** Progress announced in steps of 10 % (and at 100 %), so a screen reader is not told every event. */
+export function announcedStep(sent: number, total: number): number {
+  if (total <= 0) return 0;
+  return Math.min(100, Math.floor((sent / total) * 10) * 10);
+}
+
+/**
+ * A labelled progress bar while an upload runs ("Upload progress"), with bytes sent as text. The
+ * live region says only "{label}: N %" at each 10 % step: its text changes ten times per upload
+ * at most, so assistive technology announces those, not every progress event.
+ */
 export function UploadProgress({ label = 'Upload progress', progress, active }: { label?: string; progress: { sent: number; total: number } | null; active: boolean }) {
   if (!progress || !active) return null;
   return (
     <div className="meter">
       <progress max={progress.total} value={progress.sent} aria-label={label} />
-      <span className="small" role="status">
+      <span className="small">
         {formatBytes(progress.sent)} of {formatBytes(progress.total)}
+      </span>
+      <span className="sr-only" role="status">
+        {`${label}: ${announcedStep(progress.sent, progress.total)} %`}
       </span>
     </div>
   );

@@ -24,6 +24,8 @@ export function MirrorForm({ accountId, mirror, onSaved, onCancel }: { accountId
   const [chosen, setChosen] = useState<string[]>(mirror?.channels ?? []);
   const [format, setFormat] = useState<Mirror['format']>(mirror?.format ?? 'slack');
   const [enabled, setEnabled] = useState(mirror?.enabled ?? true);
+  // the form's own check, in plain words, before anything is sent; cleared when a box changes
+  const [channelsError, setChannelsError] = useState<string | null>(null);
   const save = useMutation({
     mutationFn: () => {
       if (!mirror) {
@@ -41,13 +43,22 @@ export function MirrorForm({ accountId, mirror, onSaved, onCancel }: { accountId
     onSuccess: onSaved,
   });
   const mine = (channels.data?.data ?? []).filter((c) => c.kind === 'channel' && (c.is_member !== false || chosen.includes(c.id)));
-  const toggle = (id: string, on: boolean) => setChosen((list) => (on ? [...list, id] : list.filter((x) => x !== id)));
+  const toggle = (id: string, on: boolean) => {
+    setChosen((list) => (on ? [...list, id] : list.filter((x) => x !== id)));
+    setChannelsError(null);
+  };
   return (
     <form
       className="panel"
       aria-label={mirror ? 'Edit mirror' : 'Add mirror'}
       onSubmit={(e: FormEvent) => {
         e.preventDefault();
+        if (chosen.length === 0) {
+          setChannelsError('Choose at least one channel to mirror.');
+          save.reset();
+          e.currentTarget.querySelector<HTMLInputElement>('.mirror-channels input')?.focus();
+          return;
+        }
         save.mutate();
       }}
     >
@@ -58,7 +69,7 @@ export function MirrorForm({ accountId, mirror, onSaved, onCancel }: { accountId
       <p id="mirror-url-help" className="muted small">
         The other tool’s incoming-webhook URL (https). Messages are sent unsigned, without any Authorization header.
       </p>
-      <fieldset>
+      <fieldset className="mirror-channels" aria-describedby={channelsError ? 'mirror-channels-error' : undefined}>
         <legend>Channels</legend>
         {mine.length === 0 && <p className="muted">You are in no channel yet: join or create one in Channels first.</p>}
         <div className="checks">
@@ -68,6 +79,11 @@ export function MirrorForm({ accountId, mirror, onSaved, onCancel }: { accountId
             </label>
           ))}
         </div>
+        {channelsError && (
+          <p role="alert" id="mirror-channels-error" className="error">
+            {channelsError}
+          </p>
+        )}
       </fieldset>
       <label>
         Format

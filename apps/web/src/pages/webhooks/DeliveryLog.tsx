@@ -81,6 +81,8 @@ export function DeliveryLog({ accountId, endpointId }: { accountId: string; endp
   const eventType = params.get('event_type') ?? '';
   const range = params.get('range') ?? 'any';
   const eventId = params.get('event_id') ?? '';
+  // Back and Forward change the URL: the search box follows it
+  useEffect(() => setEventIdDraft(eventId), [eventId]);
   const rangeMs = RANGES.find((r) => r[0] === range)?.[2] ?? null;
   const query = { status: statuses.join(','), event_type: eventType, event_id: eventId, since: rangeMs ? new Date(Date.now() - rangeMs).toISOString() : undefined, limit: 50 };
   const log = useInfiniteQuery({

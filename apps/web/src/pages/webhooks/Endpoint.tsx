@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from 'react-router';
 import { client, unwrap } from '../../api/client';
@@ -8,16 +8,50 @@ import { EndpointBadge, ENDPOINT_REASONS } from '../../components/states';
 import { ConfirmButton, ErrorNote, formatTime, SecretDialog } from '../../components/ui';
 import { DeliveryLog } from './DeliveryLog';
 import { EndpointCharts } from './Charts';
+import { useChannels } from './Webhooks';
+
+/**
+ * What the error adds to the answer's status: the delivery engine words a non-2xx answer as
+ * "receiver answered 503" (or "gone (410)"), which the line already says; a transport error
+ * (no answer: timeout, refused address) is shown whole.
+ */
+function errorDetail(result: TestDelivery): string | null {
+  const { error, response_status: status } = result;
+  if (!error) return null;
+  if (status === null) return error;
+  const rest = error.replace(`receiver answered ${status}`, '').replace(` (${status})`, '').trim();
+  return rest || null;
+}
 
 function TestResult({ result }: { result: TestDelivery | null }) {
   if (!result) return null;
+  const detail = errorDetail(result);
   return (
     <p role="status" className={result.status === 'delivered' ? 'ok-text' : 'error'}>
       Test event: {result.status}
       {result.response_status !== null && `, receiver answered ${result.response_status}`}
       {result.latency_ms !== null && ` in ${result.latency_ms} ms`}
-      {result.error && ` (${result.error})`}.
+      {detail && ` (${detail})`}.
     </p>
+  );
+}
+
+/** Chosen channels by name (`#random`); one the viewer cannot see keeps its id. */
+function ChannelNames({ accountId, ids }: { accountId: string; ids: string[] }) {
+  const channels = useChannels(accountId);
+  const names = new Map((channels.data?.data ?? []).map((c) => [c.id, c.name] as const));
+  return (
+    <>
+      {ids.map((id, i) => {
+        const name = names.get(id);
+        return (
+          <span key={id}>
+            {i > 0 && ', '}
+            {name ? `#${name}` : <code title="A channel you cannot see">{id}</code>}
+          </span>
+        );
+      })}
+    </>
   );
 }
 
@@ -28,6 +62,23 @@ export function EndpointPage() {
   const navigate = useNavigate();
   const [secret, setSecret] = useState<{ title: string; value: string; until?: string | null } | null>(null);
   const [testResult, setTestResult] = useState<TestDelivery | null>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
+  // After the secret dialog closes, focus goes back to the button that opened it; when that
+  // button is gone ("Reveal secret" disappears once used), to the page's heading, never <body>.
+  const hadSecret = useRef(false);
+  useEffect(() => {
+    if (secret) {
+      hadSecret.current = true;
+      return undefined;
+    }
+    if (!hadSecret.current) return undefined;
+    hadSecret.current = false;
+    const t = window.setTimeout(() => {
+      const active = document.activeElement;
+      if (!active || active === document.body || !active.isConnected) heading.current?.focus();
+    }, 0);
+    return () => window.clearTimeout(t);
+  }, [secret]);
   const path = { accountId, endpointId };
   const key = ['webhook', accountId, endpointId];
   const endpoint = useQuery({
@@ -57,6 +108,11 @@ export function EndpointPage() {
     },
     onSuccess: (out) => {
       if (out.kind === 'delete') {
+        // Forget the endpoint's cached answers: Back to this page must ask the API again
+        // (and show its 404), never draw the deleted endpoint from the cache.
+        qc.removeQueries({ queryKey: key });
+        qc.removeQueries({ queryKey: ['deliveries', accountId, endpointId] });
+        qc.removeQueries({ queryKey: ['stats', accountId, endpointId] });
         void qc.invalidateQueries({ queryKey: ['webhooks', accountId] });
         void navigate(`/a/${accountId}/webhooks`);
         return;
@@ -75,7 +131,8 @@ export function EndpointPage() {
       refresh();
     },
   });
-  const e = endpoint.data;
+  // A failed fetch keeps the last data in the cache; never draw it beside the error.
+  const e = endpoint.isError ? undefined : endpoint.data;
   return (
     <>
       <p>
@@ -84,7 +141,9 @@ export function EndpointPage() {
       <ErrorNote error={endpoint.error} />
       {e && (
         <>
-          <h1 className="wrap">{e.url}</h1>
+          <h1 className="wrap" ref={heading} tabIndex={-1}>
+            {e.url}
+          </h1>
           <p>
             <EndpointBadge enabled={e.enabled} reason={e.disabled_reason} />{' '}
             {e.disabled_reason && <span>{ENDPOINT_REASONS[e.disabled_reason]}</span>}
@@ -93,7 +152,7 @@ export function EndpointPage() {
             <dt>Events</dt>
             <dd>{e.events.join(', ')}</dd>
             <dt>Channels</dt>
-            <dd>{e.channels === 'all' ? 'All channels' : e.channels.join(', ')}</dd>
+            <dd>{e.channels === 'all' ? 'All channels' : <ChannelNames accountId={accountId} ids={e.channels} />}</dd>
             <dt>Payload</dt>
             <dd>{e.payload}</dd>
             <dt>Authorization header</dt>
@@ -128,9 +187,14 @@ export function EndpointPage() {
                 Enable
               </button>
             )}
-            <button type="button" disabled={action.isPending} onClick={() => action.mutate('rotate')}>
-              Rotate secret
-            </button>
+            {/* Not disabled while an action runs: its dialog gives focus back to it when it closes. */}
+            <ConfirmButton
+              label="Rotate secret"
+              question="Rotate the signing secret? The current one keeps signing alongside the new one for 24 hours."
+              onConfirm={() => {
+                if (!action.isPending) action.mutate('rotate');
+              }}
+            />
             {e.secret_pending_reveal && (
               <button type="button" disabled={action.isPending} onClick={() => action.mutate('reveal')}>
                 Reveal secret

@@ -12,10 +12,33 @@ interface Started {
   job_id: string;
   job_url: string;
 }
+/** The job's `result` when it succeeded (docs/web.md "Bulk replay"): sent, not sent, and how the sends ended. */
+interface ReplayResult {
+  replayed: number;
+  skipped: number;
+  outcomes: Record<string, number>;
+}
 interface Job {
   status: string;
-  result: { replayed: number; failed_to_send?: number } | null;
+  result: ReplayResult | null;
   error: { message: string } | null;
+}
+
+const deliveries = (n: number) => `${n} ${n === 1 ? 'delivery' : 'deliveries'}`;
+
+/** What the job reports, in words: "Replayed 2 deliveries: 1 delivered, 1 failed. 1 skipped: …". */
+export function describeReplay(asked: number, r: ReplayResult): string {
+  const parts: string[] = [];
+  const outcomes = Object.entries(r.outcomes ?? {})
+    .filter(([, n]) => n > 0)
+    .map(([status, n]) => `${n} ${status}`);
+  parts.push(r.replayed === 0 ? 'Nothing was replayed.' : `Replayed ${deliveries(r.replayed)}${outcomes.length ? `: ${outcomes.join(', ')}` : ''}.`);
+  if (r.skipped > 0) {
+    parts.push(`${r.skipped} not sent: ${r.skipped === 1 ? 'its' : 'their'} message text is from a channel you cannot read.`);
+  }
+  const gone = asked - r.replayed - r.skipped;
+  if (gone > 0) parts.push(`${gone} no longer needed a replay (already replayed or still being sent).`);
+  return parts.join(' ');
 }
 
 /** "Replay failed since…": shows how many dead/failed deliveries it will send, then sends them as a job. */
@@ -36,10 +59,10 @@ export function ReplayFailedSince({ accountId, endpointId }: { accountId: string
       const started = await unwrap(
         client.POST<Started>('/accounts/{accountId}/webhooks/{endpointId}/replay-failed', { params: { path }, body: { since: new Date(since).toISOString() } }),
       );
-      setOutcome(`Replaying ${started.count} deliveries…`);
+      setOutcome(`Replaying ${deliveries(started.count)}…`);
       for (let i = 0; i < 600; i++) {
         const job = await unwrap(client.GET<Job>('/accounts/{accountId}/jobs/{jobId}', { params: { path: { accountId, jobId: started.job_id } } }));
-        if (job.status === 'succeeded') return `Replayed ${job.result?.replayed ?? 0} of ${started.count} deliveries.`;
+        if (job.status === 'succeeded') return describeReplay(started.count, job.result ?? { replayed: 0, skipped: 0, outcomes: {} });
         if (job.status === 'failed') throw new Error(job.error?.message ?? 'The replay job failed.');
         await new Promise((r) => setTimeout(r, 1000));
       }
@@ -77,7 +100,7 @@ export function ReplayFailedSince({ accountId, endpointId }: { accountId: string
         </div>
         {preview && (
           <p role="status">
-            {preview.count === 0 ? 'No dead or failed deliveries since then.' : `This will replay ${preview.count} ${preview.count === 1 ? 'delivery' : 'deliveries'}.`}
+            {preview.count === 0 ? 'No dead or failed deliveries since then.' : `This will replay ${deliveries(preview.count)}.`}
           </p>
         )}
         <ErrorNote error={count.error ?? start.error} />
@@ -90,7 +113,7 @@ export function ReplayFailedSince({ accountId, endpointId }: { accountId: string
               start.mutate();
             }}
           >
-            Replay {preview ? preview.count : ''} deliveries
+            {preview ? `Replay ${deliveries(preview.count)}` : 'Replay deliveries'}
           </button>
           <button type="button" onClick={() => setOpen(false)}>
             Cancel

@@ -24,6 +24,9 @@ function AddEndpointForm({ onCreated }: { onCreated: (e: Endpoint) => void }) {
   const [chosen, setChosen] = useState<string[]>([]);
   const [payload, setPayload] = useState('pointers');
   const [authorization, setAuthorization] = useState('');
+  // the form's own checks, in plain words, before anything is sent; cleared when the field changes
+  const [eventsError, setEventsError] = useState<string | null>(null);
+  const [channelsError, setChannelsError] = useState<string | null>(null);
   const create = useMutation({
     mutationFn: () =>
       unwrap(
@@ -41,6 +44,16 @@ function AddEndpointForm({ onCreated }: { onCreated: (e: Endpoint) => void }) {
       aria-label="Add endpoint"
       onSubmit={(e: FormEvent) => {
         e.preventDefault();
+        const noEvents = events.length === 0 ? 'Choose at least one event.' : null;
+        const noChannels = !allChannels && chosen.length === 0 ? 'Choose at least one channel, or pick “All channels”.' : null;
+        setEventsError(noEvents);
+        setChannelsError(noChannels);
+        if (noEvents || noChannels) {
+          create.reset();
+          const first = e.currentTarget.querySelector<HTMLInputElement>(noEvents ? '#events-fieldset input' : '#channels-fieldset input');
+          first?.focus();
+          return;
+        }
         create.mutate();
       }}
     >
@@ -48,25 +61,53 @@ function AddEndpointForm({ onCreated }: { onCreated: (e: Endpoint) => void }) {
         URL
         <input type="url" required value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/webhooks" />
       </label>
-      <fieldset>
+      <fieldset id="events-fieldset" aria-describedby={eventsError ? 'events-error' : undefined}>
         <legend>Events</legend>
         <div className="checks">
           {EVENT_TYPES.map((t) => (
             <label key={t} className="check">
-              <input type="checkbox" checked={events.includes(t)} onChange={(e) => setEvents(toggle(events, t, e.target.checked))} />
+              <input
+                type="checkbox"
+                checked={events.includes(t)}
+                onChange={(e) => {
+                  setEvents(toggle(events, t, e.target.checked));
+                  setEventsError(null);
+                }}
+              />
               {t}
             </label>
           ))}
         </div>
+        {eventsError && (
+          <p role="alert" id="events-error" className="error">
+            {eventsError}
+          </p>
+        )}
       </fieldset>
-      <fieldset>
+      <fieldset id="channels-fieldset" aria-describedby={channelsError ? 'channels-error' : undefined}>
         <legend>Channels</legend>
         <label className="check">
-          <input type="radio" name="channels" checked={allChannels} onChange={() => setAllChannels(true)} />
+          <input
+            type="radio"
+            name="channels"
+            checked={allChannels}
+            onChange={() => {
+              setAllChannels(true);
+              setChannelsError(null);
+            }}
+          />
           All channels
         </label>
         <label className="check">
-          <input type="radio" name="channels" checked={!allChannels} onChange={() => setAllChannels(false)} />
+          <input
+            type="radio"
+            name="channels"
+            checked={!allChannels}
+            onChange={() => {
+              setAllChannels(false);
+              setChannelsError(null);
+            }}
+          />
           Chosen channels
         </label>
         {!allChannels && (
@@ -75,10 +116,23 @@ function AddEndpointForm({ onCreated }: { onCreated: (e: Endpoint) => void }) {
               .filter((c) => c.kind === 'channel')
               .map((c) => (
                 <label key={c.id} className="check">
-                  <input type="checkbox" checked={chosen.includes(c.id)} onChange={(e) => setChosen(toggle(chosen, c.id, e.target.checked))} />#{c.name}
+                  <input
+                    type="checkbox"
+                    checked={chosen.includes(c.id)}
+                    onChange={(e) => {
+                      setChosen(toggle(chosen, c.id, e.target.checked));
+                      setChannelsError(null);
+                    }}
+                  />
+                  #{c.name}
                 </label>
               ))}
           </div>
+        )}
+        {channelsError && (
+          <p role="alert" id="channels-error" className="error">
+            {channelsError}
+          </p>
         )}
       </fieldset>
       <label>
@@ -123,6 +177,9 @@ export function WebhooksPage() {
     queryKey: ['webhooks', accountId],
     queryFn: () => unwrap(client.GET<Page<Endpoint>>('/accounts/{accountId}/webhooks', { params: { path: { accountId }, query: { limit: 200 } } })),
   });
+  // Several endpoints may share a URL (other events or channels): those rows say which is which.
+  const urlCount = new Map<string, number>();
+  for (const e of list.data?.data ?? []) urlCount.set(e.url, (urlCount.get(e.url) ?? 0) + 1);
   return (
     <>
       <h1>Webhooks</h1>
@@ -160,7 +217,15 @@ export function WebhooksPage() {
             {list.data.data.map((e) => (
               <tr key={e.id}>
                 <td>
-                  <Link to={`/a/${accountId}/webhooks/${e.id}`}>{e.url}</Link>
+                  <Link to={`/a/${accountId}/webhooks/${e.id}`} aria-describedby={(urlCount.get(e.url) ?? 0) > 1 ? `which-${e.id}` : undefined}>
+                    {e.url}
+                  </Link>
+                  {(urlCount.get(e.url) ?? 0) > 1 && (
+                    <div className="muted small" id={`which-${e.id}`}>
+                      {e.events.join(', ')} · {e.channels === 'all' ? 'all channels' : `${e.channels.length} ${e.channels.length === 1 ? 'channel' : 'channels'}`} · id{' '}
+                      <code>{e.id}</code>
+                    </div>
+                  )}
                 </td>
                 <td>
                   <EndpointBadge enabled={e.enabled} reason={e.disabled_reason} />
