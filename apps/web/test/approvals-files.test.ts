@@ -100,7 +100,7 @@ test('Files: an empty file and a file above the plan’s size are refused in pla
   await context.close();
 });
 
-test('a cancelled upload leaves no pending row; the progress live region speaks in 10 % steps', async () => {
+test('a cancelled upload is abandoned, no pending row left; the progress live region speaks in 10 % steps', async () => {
   const a = await newAccount(env.h);
   const { context, page } = await newPage(env);
   await signIn(page, a.owner.email);
@@ -138,10 +138,12 @@ test('a cancelled upload leaves no pending row; the progress live region speaks 
   await form.getByRole('status').filter({ hasText: 'Upload cancelled.' }).waitFor();
   await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
 
-  // the API keeps the reservation pending (it has no route to abandon one); the list leaves it out
+  // the app abandons the reservation (DELETE /uploads/{fileId}): the API no longer has it
   const web = await signInWeb(env.h, a.owner.email);
-  const listed = (await web.agent.get(`/accounts/${a.accountId}/files`).expect(200)).body.data as Array<{ name: string; state: string }>;
-  expect(listed.find((f) => f.name === 'cancelled.bin')?.state).toBe('pending');
+  await eventually(async () => {
+    const listed = (await web.agent.get(`/accounts/${a.accountId}/files`).expect(200)).body.data as Array<{ name: string }>;
+    return !listed.some((f) => f.name === 'cancelled.bin') || null;
+  }, 10_000, 'the cancelled reservation to be abandoned');
   await page.reload();
   const table = page.getByRole('table');
   await table.getByRole('row').filter({ hasText: 'slow.bin' }).waitFor();

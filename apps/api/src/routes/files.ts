@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import { pipeline } from 'node:stream/promises';
 import {
-  completeUpload, fileStoreFor, getFile, listFiles, readFileContent, reserveUpload, toFileView, type FileRow,
+  abandonUpload, completeUpload, fileStoreFor, getFile, listFiles, readFileContent, reserveUpload, toFileView, type FileRow,
 } from '@teamchat/core';
 import { creating } from '../http/create';
 import { chargeKnownRead } from '../http/limits';
@@ -49,6 +49,12 @@ export const filesHandlers = {
       actor: actorOf(res), fileId: locals(res).valid.params.fileId, now: deps.now(),
     });
     res.json(toFileView(file));
+  },
+
+  abandonUpload: async (req, res) => {
+    const deps = depsOf(req);
+    await abandonUpload(deps.database.db, fileStoreFor(deps.config), { actor: actorOf(res), fileId: locals(res).valid.params.fileId });
+    res.status(204).end();
   },
 
   listFiles: async (req, res) => {

@@ -45,6 +45,7 @@ describe('Files: web session only (spec Authentication rule 9)', () => {
     const tries = [
       request(h.api).post(`${base(a.accountId)}/uploads`).set(bearer(key)).send({ name: 'a.txt', size: 1, content_type: 'text/plain' }),
       request(h.api).post(`${base(a.accountId)}/uploads/file_abc/complete`).set(bearer(key)),
+      request(h.api).delete(`${base(a.accountId)}/uploads/file_abc`).set(bearer(key)),
       request(h.api).get(`${base(a.accountId)}/files`).set(bearer(key)),
       request(h.api).get(`${base(a.accountId)}/files/file_abc`).set(bearer(key)),
       request(h.api).get(`${base(a.accountId)}/files/file_abc/content`).set(bearer(key)),
@@ -208,6 +209,53 @@ describe('Upload in three steps (local driver)', () => {
     expect(await store.head(key)).toBeNull();
     expect(await h.deps.database.db.select().from(files).where(eq(files.id, r.body.file.id))).toEqual([]);
     expect((await web.agent.get(`${base(a.accountId)}/files/${ready.id}`)).status).toBe(200);
+  });
+});
+
+describe('Abandoning an upload (DELETE /uploads/{fileId})', () => {
+  test('the uploader abandons a pending upload: 204, its bytes and reservation gone at once, out of the list and the quota', async () => {
+    const small = Object.fromEntries(Object.entries(UNLIMITED_PLANS).map(([p, l]) => [p, { ...l, fileBytes: 600, storageBytes: 1000 }]));
+    const q = await startHarness({ filesDir: dir, filesDriver: 'local', planLimits: small as typeof UNLIMITED_PLANS });
+    try {
+      const a = await newAccount(q);
+      const web = await signInWeb(q, a.owner.email);
+      const reserveIn = (size: number) => web.agent.post(`${base(a.accountId)}/uploads`).set('X-CSRF-Token', web.csrf).send({ name: 'big.bin', size, content_type: 'application/octet-stream' });
+      const r = await reserveIn(600);
+      expect(r.status).toBe(201);
+      expect((await request(q.web).put(localPath(r.body.upload.url)).send(Buffer.alloc(600))).status).toBe(204);
+      const store = fileStoreFor(q.deps.config);
+      const key = `${a.accountId}/${r.body.file.id}`;
+      expect(await store.head(key)).toEqual({ size: 600 });
+      expect((await reserveIn(600)).status).toBe(429); // the reservation counts against the storage
+
+      const gone = await web.agent.delete(`${base(a.accountId)}/uploads/${r.body.file.id}`).set('X-CSRF-Token', web.csrf);
+      expect(gone.status).toBe(204);
+      expect(await store.head(key)).toBeNull();
+      expect((await web.agent.get(`${base(a.accountId)}/files`)).body.data.map((f: { id: string }) => f.id)).not.toContain(r.body.file.id);
+      expect((await reserveIn(600)).status).toBe(201); // its storage is free again
+      // again: the file is gone; completing it: gone
+      expect((await web.agent.delete(`${base(a.accountId)}/uploads/${r.body.file.id}`).set('X-CSRF-Token', web.csrf)).status).toBe(404);
+      expect((await web.agent.post(`${base(a.accountId)}/uploads/${r.body.file.id}/complete`).set('X-CSRF-Token', web.csrf)).status).toBe(404);
+    } finally {
+      await q.close();
+    }
+  });
+
+  test('only the uploader, only while pending: another person 404, a completed file 400 not_pending', async () => {
+    const a = await newAccount(h);
+    const web = await signInWeb(h, a.owner.email);
+    const ready = await upload(web, a.accountId, PNG);
+    const done = await web.agent.delete(`${base(a.accountId)}/uploads/${ready.id}`).set('X-CSRF-Token', web.csrf);
+    expect(done.status).toBe(400);
+    expect(done.body.error).toMatchObject({ code: 'invalid_request', reason: 'not_pending' });
+    expect((await web.agent.get(`${base(a.accountId)}/files/${ready.id}`)).status).toBe(200);
+
+    const r = await reserve(web, a.accountId, { name: 'mine.bin', size: 4, content_type: 'application/octet-stream' });
+    const other = await addPerson(h, a.accountId, 'member');
+    const otherWeb = await signInWeb(h, other.email);
+    const theirs = await otherWeb.agent.delete(`${base(a.accountId)}/uploads/${r.body.file.id}`).set('X-CSRF-Token', otherWeb.csrf);
+    expect(theirs.status).toBe(404);
+    expect(await h.deps.database.db.select({ id: files.id }).from(files).where(eq(files.id, r.body.file.id))).toHaveLength(1);
   });
 });
 

@@ -7,8 +7,8 @@ interface Reservation {
 }
 
 /**
- * The person cancelled the upload. `fileId` is the reservation it leaves (pending, removed by the
- * API after 24 hours; there is no route to abandon one), null when cancelled before it existed.
+ * The person cancelled the upload. `fileId` is the reservation it leaves (abandoned at once:
+ * `abandonUpload`), null when cancelled before it existed.
  */
 export class UploadCancelled extends Error {
   constructor(readonly fileId: string | null) {
@@ -115,32 +115,11 @@ function plainSizeError(err: unknown, file: File): unknown {
   return new ApiError({ ...err.body, message }, err.status, err.retryAfter);
 }
 
-const CANCELLED_KEY = 'teamchat.cancelledUploads';
-const DAY_MS = 86_400_000;
-
-function readCancelled(): Record<string, number> {
-  try {
-    const raw = JSON.parse(localStorage.getItem(CANCELLED_KEY) ?? '{}') as Record<string, number>;
-    const now = Date.now();
-    return Object.fromEntries(Object.entries(raw).filter(([, until]) => typeof until === 'number' && until > now));
-  } catch {
-    return {};
-  }
-}
-
 /**
- * Remembers (in this browser, for 24 hours: as long as the API keeps a pending reservation) an
- * upload the person cancelled, so the Files list leaves it out rather than showing a pending row
- * nobody can act on. The API has no route to abandon a reservation; its maintenance removes it.
+ * Gives up a cancelled upload's reservation (`DELETE /uploads/{fileId}`): it and any bytes sent
+ * go at once, out of the Files list and the account's storage. A failure here is not the person's
+ * concern: a reservation never completed is removed by the API after 24 hours anyway.
  */
-export function rememberCancelledUpload(fileId: string): void {
-  try {
-    localStorage.setItem(CANCELLED_KEY, JSON.stringify({ ...readCancelled(), [fileId]: Date.now() + DAY_MS }));
-  } catch {
-    // storage full or refused: the pending row shows, labelled, until the API removes it
-  }
-}
-
-export function cancelledUploads(): Set<string> {
-  return new Set(Object.keys(readCancelled()));
+export async function abandonUpload(accountId: string, fileId: string): Promise<void> {
+  await unwrap(client.DELETE<void>('/accounts/{accountId}/uploads/{fileId}', { params: { path: { accountId, fileId } } })).catch(() => undefined);
 }

@@ -943,6 +943,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/accounts/{accountId}/uploads/{fileId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Abandon an upload
+         * @description The uploader gives up a pending upload: the reservation and any bytes sent are removed at once, so they no longer count against the account's storage (a reservation never completed is otherwise removed after 24 hours). A completed file is no longer an upload: 400 `not_pending`.
+         *
+         *     **Web session only**: a credential gets 403 `forbidden`, reason `web_session_required`.
+         */
+        delete: operations["abandonUpload"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/accounts/{accountId}/files": {
         parameters: {
             query?: never;
@@ -1981,6 +2003,16 @@ export interface components {
             message: string;
             /** @enum {unknown} */
             reason?: "already_exists" | "body_too_large" | "email_taken" | "headers_too_large" | "invalid_url" | "malformed_request" | "name_taken" | "not_https" | "private_address" | "request_timeout" | "unknown_channel" | "unresolvable";
+        } & {
+            [key: string]: unknown;
+        };
+        "Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.not_pending.request_timeout": {
+            /** @constant */
+            code: "invalid_request";
+            /** @description For people; may change. */
+            message: string;
+            /** @enum {unknown} */
+            reason?: "already_exists" | "body_too_large" | "email_taken" | "headers_too_large" | "malformed_request" | "name_taken" | "not_pending" | "request_timeout";
         } & {
             [key: string]: unknown;
         };
@@ -8624,6 +8656,109 @@ export interface operations {
                 content: {
                     "application/json": {
                         error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.request_timeout.size_mismatch.upload_missing"];
+                    };
+                };
+            };
+            /** @description `unauthorized` (`wrong_host`) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: components["schemas"]["Error.unauthorized.wrong_host"];
+                    };
+                };
+            };
+            /** @description `forbidden` (`csrf`, `web_session_required`), `insufficient_scope` (`read_only_credential`), `not_a_member`, `read_only`, `suspended` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: components["schemas"]["Error.forbidden.csrf.web_session_required"] | components["schemas"]["Error.insufficient_scope.read_only_credential"] | components["schemas"]["Error.not_a_member"] | components["schemas"]["Error.read_only"] | components["schemas"]["Error.suspended"];
+                    };
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: components["schemas"]["Error.not_found"];
+                    };
+                };
+            };
+            /** @description `rate_limited`, `budget_exceeded` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: components["schemas"]["Error.rate_limited"] | components["schemas"]["Error.budget_exceeded"];
+                    };
+                };
+            };
+            /** @description `internal` (`statement_timeout`, `database_unavailable`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: components["schemas"]["Error.internal.database_unavailable.statement_timeout"];
+                    };
+                };
+            };
+        };
+    };
+    abandonUpload: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Echoed back when it looks like this; otherwise the response carries a new one. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description The account the call acts in (`acct_…`). */
+                accountId: components["parameters"]["accountId"];
+                fileId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Abandoned. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Call-Units-Cost": components["headers"]["X-Call-Units-Cost"];
+                    "X-Call-Units-Remaining": components["headers"]["X-Call-Units-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_request` (`headers_too_large`, `malformed_request`, `request_timeout`, `body_too_large`, `name_taken`, `email_taken`, `already_exists`, `not_pending`) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: components["schemas"]["Error.invalid_request.already_exists.body_too_large.email_taken.headers_too_large.malformed_request.name_taken.not_pending.request_timeout"];
                     };
                 };
             };

@@ -27,6 +27,16 @@ export const fileRoutes = [
     errors: { not_found: [], invalid_request: ['upload_missing', 'size_mismatch'] },
   }),
   route({
+    id: 'abandonUpload', method: 'DELETE', path: `${A}/uploads/{fileId}`, tag: 'Files', ...session, idempotent: true,
+    summary: 'Abandon an upload',
+    description: 'The uploader gives up a pending upload: the reservation and any bytes sent are removed at once, so they no longer '
+      + 'count against the account\'s storage (a reservation never completed is otherwise removed after 24 hours). '
+      + 'A completed file is no longer an upload: 400 `not_pending`.',
+    request: { params: fileParams },
+    responses: { 204: { description: 'Abandoned.' } },
+    errors: { not_found: [], invalid_request: ['not_pending'] },
+  }),
+  route({
     id: 'listFiles', method: 'GET', path: `${A}/files`, tag: 'Files', ...session, idempotent: true, list: true,
     summary: 'List the files the caller may see',
     description: 'Files they uploaded, and files attached in channels they are a member of; newest first.',

@@ -55,7 +55,8 @@ export async function completeUpload(db: Executor, store: FileStore, input: { ac
     .where(and(eq(files.id, file.id), eq(files.state, 'pending')))
     .returning();
   if (ready) return ready;
-  // completed concurrently: answer what that completion stored
+  // completed concurrently: answer what that completion stored; abandoned concurrently: gone
   const [now] = await db.select().from(files).where(eq(files.id, file.id));
+  if (!now) throw errors.notFound('file');
   return now;
 }

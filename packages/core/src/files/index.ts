@@ -6,6 +6,7 @@ export * from './storage/store';
 export * from './reserve-upload';
 export * from './accept-upload';
 export * from './complete-upload';
+export * from './abandon-upload';
 export * from './read-files';
 export * from './attachments';
 export * from './purge-pending';

@@ -3,7 +3,7 @@ import { useInfiniteQuery } from '@tanstack/react-query';
 import { client, unwrap, type Page } from '../../api/client';
 import { useAccountId } from '../../api/hooks';
 import type { FileInfo } from '../../api/types';
-import { cancelledUploads, contentUrl, emptyFileError, formatBytes, UploadCancelled } from '../../api/upload';
+import { contentUrl, emptyFileError, formatBytes, UploadCancelled } from '../../api/upload';
 import { ErrorNote, formatTime } from '../../components/ui';
 import { useIdentityNames } from '../messaging/MessagePane';
 import { UploadProgress, useUpload } from './useUpload';
@@ -91,10 +91,7 @@ export function FilesPage() {
   const accountId = useAccountId();
   const files = useFiles(accountId);
   const names = useIdentityNames(accountId);
-  // An upload this person cancelled leaves a pending reservation the API removes after 24 hours
-  // (it has no route to abandon one): it is left out here rather than shown as a row nobody can use.
-  const hidden = cancelledUploads();
-  const rows = (files.data?.pages.flatMap((p) => p.data) ?? []).filter((f) => !(f.state === 'pending' && hidden.has(f.id)));
+  const rows = files.data?.pages.flatMap((p) => p.data) ?? [];
   return (
     <>
       <h1>Files</h1>

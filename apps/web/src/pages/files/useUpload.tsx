@@ -1,12 +1,12 @@
 import { useRef, useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { rememberCancelledUpload, uploadFile, UploadCancelled } from '../../api/upload';
+import { abandonUpload, uploadFile, UploadCancelled } from '../../api/upload';
 import type { FileInfo } from '../../api/types';
 import { formatBytes } from '../../api/upload';
 
 /**
  * One upload at a time with its progress (bytes sent of the file), its result and its error. A
- * cancelled upload's reservation is remembered so the Files list leaves it out (`cancelledUploads`).
+ * cancelled upload's reservation is abandoned (`abandonUpload`), so no pending row is left behind.
  */
 export function useUpload(accountId: string, onDone?: (f: FileInfo) => void) {
   const qc = useQueryClient();
@@ -24,8 +24,7 @@ export function useUpload(accountId: string, onDone?: (f: FileInfo) => void) {
     },
     onError: (err) => {
       if (err instanceof UploadCancelled && err.fileId) {
-        rememberCancelledUpload(err.fileId);
-        void qc.invalidateQueries({ queryKey: ['files', accountId] });
+        void abandonUpload(accountId, err.fileId).then(() => qc.invalidateQueries({ queryKey: ['files', accountId] }));
       }
     },
     onSettled: () => {
