@@ -3,6 +3,7 @@ import { createRoot } from 'react-dom/client';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { RouterProvider } from 'react-router';
 import { ApiError } from './api/client';
+import { onSessionChange } from './api/session';
 import { router } from './routes';
 import './styles.css';
 
@@ -14,6 +15,12 @@ const queryClient = new QueryClient({
       refetchOnWindowFocus: false,
     },
   },
+});
+
+// A session that ends (signed out, refused by the API, signed out in another tab) takes what it
+// read with it: whoever signs in next in this tab never sees the previous person's cached pages.
+onSessionChange((s) => {
+  if (!s) queryClient.clear();
 });
 
 createRoot(document.getElementById('root')!).render(

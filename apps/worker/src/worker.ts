@@ -1,4 +1,4 @@
-import { createRedisFor, runsPart, watchRedisConnection, type Deps } from '@teamchat/core';
+import { consumerConnection, runsPart, type Deps } from '@teamchat/core';
 import { startJobRunner } from './job-runner';
 import { startMaintenance } from './maintenance';
 import { startDeliveryEngine, type DeliveryEngineOptions } from '@teamchat/delivery';
@@ -16,12 +16,10 @@ export interface RunningWorker {
  */
 export function startWorker(deps: Deps, options: { maintenanceIntervalMs?: number; webhooks?: DeliveryEngineOptions } = {}): RunningWorker {
   const role = options.webhooks?.role ?? deps.config.workerRole;
-  // The job runner's consumer connection, watched as the deps' is (watchRedisConnection): it
-  // waits without a command timeout, so a silent one would stop the jobs until TCP gives up.
-  const connection = createRedisFor(deps.config, 'worker');
-  const stopWatching = watchRedisConnection(connection, deps.logger);
+  // The job runner's consumer connection (watched: consumerConnection).
+  const consumers = consumerConnection(deps.config, deps.logger);
   const runsDue = runsPart(role, 'due');
-  const runner = runsDue ? startJobRunner(deps, connection) : null;
+  const runner = runsDue ? startJobRunner(deps, consumers.redis) : null;
   const maintenance = runsDue ? startMaintenance(deps, options.maintenanceIntervalMs) : null;
   const webhooks = startDeliveryEngine(deps, { ...options.webhooks, role });
   return {
@@ -29,8 +27,7 @@ export function startWorker(deps: Deps, options: { maintenanceIntervalMs?: numbe
     async close() {
       maintenance?.stop();
       await Promise.all([runner?.close(), webhooks.close()]);
-      stopWatching();
-      connection.disconnect();
+      consumers.close();
     },
   };
 }

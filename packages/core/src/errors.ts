@@ -96,9 +96,15 @@ export function isUniqueViolation(err: unknown): boolean {
   return sqlStateOf(err) === '23505';
 }
 
+/** An error and up to two of its causes (Drizzle wraps pg's error; pg-pool wraps a connect timeout's). */
+function* causesOf(err: unknown): Generator<object> {
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 3; e = (e as { cause?: unknown }).cause, depth++) yield e;
+}
+
 /** The PostgreSQL SQLSTATE of a driver error; Drizzle wraps it in DrizzleQueryError's `cause`. */
+
 export function sqlStateOf(err: unknown): string | undefined {
-  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 3; e = (e as { cause?: unknown }).cause, depth++) {
+  for (const e of causesOf(err)) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
   }
@@ -143,9 +149,7 @@ const DATABASE_UNANSWERED = new Set([
 ]);
 
 export function isDatabaseUnavailable(err: unknown): boolean {
-  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 3; e = (e as { cause?: unknown }).cause, depth++) {
-    if (e instanceof Error && DATABASE_UNANSWERED.has(e.message)) return true;
-  }
+  for (const e of causesOf(err)) if (e instanceof Error && DATABASE_UNANSWERED.has(e.message)) return true;
   return false;
 }
 

@@ -57,42 +57,39 @@ export function parseDateTime(text: string): Date | null {
 
 const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 
-const DATE_TIME_MESSAGE = '{{#label}} must be an RFC 3339 date-time such as 2024-01-31T09:30:00Z or 2024-01-31T10:30:00+01:00, '
-  + 'between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z';
+/** A date alone, `YYYY-MM-DD`. */
+const DATE_ALONE = /^\d{4}-\d{2}-\d{2}$/;
 
 /**
- * A date-time input (query or body), converted to a Date: strict RFC 3339 within
- * 1970-01-01T00:00:00Z..9999-12-31T23:59:59.999Z, so that every date the API echoes back
- * (`toISOString()`) is again a plain `YYYY-MM-DDThh:mm:ss.sssZ`. Joi's own ISO check also takes
- * `2024-01-01 10:00` (read as UTC), `+275760-…` years and February 30 (read as March 1).
- * `Joi.date().iso()` stays the base so the OpenAPI document says `format: date-time`.
+ * A date-time input converted to a Date by parseDateTime; with `dateAlone`, `YYYY-MM-DD` too,
+ * meaning that day's first instant in UTC. `Joi.date().iso()` stays the base so the OpenAPI
+ * document says `format: date-time`; Joi's own ISO check alone also takes `2024-01-01 10:00`
+ * (read as UTC), `+275760-…` years and February 30 (read as March 1).
  */
-export const dateTimeSchema = Joi.date().iso()
-  .custom((value: Date, helpers) => {
-    const parsed = typeof helpers.original === 'string' ? parseDateTime(helpers.original) : null;
-    return parsed ?? helpers.error('date.rfc3339');
-  })
-  .messages({ 'date.base': DATE_TIME_MESSAGE, 'date.format': DATE_TIME_MESSAGE, 'date.rfc3339': DATE_TIME_MESSAGE });
+function dateInput(dateAlone: boolean, message: string): Joi.DateSchema {
+  return Joi.date().iso()
+    .custom((_value: Date, helpers) => {
+      const text = typeof helpers.original === 'string' ? helpers.original : '';
+      return parseDateTime(dateAlone && DATE_ALONE.test(text) ? `${text}T00:00:00Z` : text) ?? helpers.error('date.rfc3339');
+    })
+    .messages({ 'date.base': message, 'date.format': message, 'date.rfc3339': message });
+}
+
+/**
+ * A date-time input (query or body): strict RFC 3339 within 1970-01-01T00:00:00Z..
+ * 9999-12-31T23:59:59.999Z, so that every date the API echoes back (`toISOString()`) is again a
+ * plain `YYYY-MM-DDThh:mm:ss.sssZ`.
+ */
+export const dateTimeSchema = dateInput(false, '{{#label}} must be an RFC 3339 date-time such as 2024-01-31T09:30:00Z or '
+  + '2024-01-31T10:30:00+01:00, between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z');
 
 /**
  * A search bound: a date-time as dateTimeSchema, or a date alone (`2024-01-31`, a real calendar
  * day) meaning that day's first instant in UTC, as people write search filters (Slack's
  * `after:2024-01-31`, GitHub's `created:>2024-01-31`).
  */
-export const dateOrDateTimeSchema = Joi.date().iso()
-  .custom((value: Date, helpers) => {
-    const text = typeof helpers.original === 'string' ? helpers.original : '';
-    const parsed = parseDateTime(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
-    return parsed ?? helpers.error('date.rfc3339');
-  })
-  .messages({
-    'date.base': DATE_OR_DATE_TIME_MESSAGE(), 'date.format': DATE_OR_DATE_TIME_MESSAGE(), 'date.rfc3339': DATE_OR_DATE_TIME_MESSAGE(),
-  });
-
-function DATE_OR_DATE_TIME_MESSAGE(): string {
-  return '{{#label}} must be a date such as 2024-01-31 or an RFC 3339 date-time such as 2024-01-31T09:30:00Z, '
-    + 'between 1970-01-01 and 9999-12-31';
-}
+export const dateOrDateTimeSchema = dateInput(true, '{{#label}} must be a date such as 2024-01-31 or an RFC 3339 date-time such as '
+  + '2024-01-31T09:30:00Z, between 1970-01-01 and 9999-12-31');
 
 /**
  * Characters that show nothing on their own, counted as blank beside white space (`\s`, what

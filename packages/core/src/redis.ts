@@ -162,6 +162,33 @@ export function watchRedisConnection(redis: RedisClient, logger: Pick<Logger, 'w
   return () => clearInterval(timer);
 }
 
+/** A queue consumer's Redis connection and how to let it go. */
+export interface ConsumerConnection {
+  redis: RedisClient;
+  /** stops the watch and disconnects */
+  close(): void;
+}
+
+/**
+ * A queue consumer's own connection (BullMQ workers: the job runner, the fan-out and delivery
+ * wake-ups), with the worker role's options and watched like every process's own
+ * (watchRedisConnection): a consumer waits without a command timeout, and BullMQ replaces only
+ * its blocking connection by itself, so a silent one would stop taking jobs until TCP gives up.
+ */
+export function consumerConnection(
+  config: Pick<Config, 'redisUrl' | 'redisClusterNodes' | 'redisCommandTimeoutMs'>, logger: Pick<Logger, 'warn'>,
+): ConsumerConnection {
+  const redis = createRedisFor(config, 'worker');
+  const stopWatching = watchRedisConnection(redis, logger);
+  return {
+    redis,
+    close() {
+      stopWatching();
+      redis.disconnect();
+    },
+  };
+}
+
 /** How long a serving process (API, MCP) waits for Redis at start before it starts without it. */
 export const REDIS_START_WAIT_MS = 5000;
 

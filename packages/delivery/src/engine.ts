@@ -3,7 +3,7 @@ import { fanOutAndHandOver, startFanoutWorker } from './fanout-worker';
 import { maintenanceScheduleFrom, webhookMaintenance } from './maintenance';
 import { startMirrorSender, type MirrorSenderOptions } from './mirror-sender';
 import { startRelay, type RelayOptions } from './relay';
-import { createRedisFor, runsPart, watchRedisConnection, type Deps, type WorkerRole } from '@teamchat/core';
+import { consumerConnection, runsPart, type Deps, type WorkerRole } from '@teamchat/core';
 import { Dispatcher } from './dispatcher';
 import { startLaneAgesPublisher } from './lane-ages';
 import type { AttemptOutcome } from './pipeline';
@@ -36,10 +36,8 @@ export interface DeliveryEngine {
 
 /** Relay, fan-out, delivery and their maintenance, in this process. */
 export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions = {}): DeliveryEngine {
-  // The fan-out and delivery consumers' connection: watched as the deps' is, since a consumer
-  // waits without a command timeout and a silent one would stop taking jobs until TCP gives up.
-  const connection = createRedisFor(deps.config, 'worker');
-  const stopWatching = watchRedisConnection(connection, deps.logger);
+  // The fan-out and delivery consumers' connection (watched: consumerConnection).
+  const consumers = consumerConnection(deps.config, deps.logger);
   const queues = webhookQueuesFor(deps);
   const transport = new WebhookTransport(deps.config);
   // Retries and rows that must wait get a wake-up (queues.ts); a failure to enqueue one is the sweep's to repair.
@@ -57,8 +55,8 @@ export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions =
   const runsNew = runsPart(role, 'new');
   const runsDue = runsPart(role, 'due');
   const relay = runsNew ? startRelay(deps, queues, { accountIds: options.accountIds, fanOutHere: (ids, read) => fanOutAndHandOver(deps, dispatcher, ids, read), ...options.relay }) : null;
-  const fanout = runsNew ? startFanoutWorker(deps, connection, dispatcher) : null;
-  const delivery = runsDue ? startDeliveryWorker(deps, connection, dispatcher, options.deliveryConcurrency) : null;
+  const fanout = runsNew ? startFanoutWorker(deps, consumers.redis, dispatcher) : null;
+  const delivery = runsDue ? startDeliveryWorker(deps, consumers.redis, dispatcher, options.deliveryConcurrency) : null;
   // Channel mirrors: a second kind of target, sent through this engine's dispatcher (lanes,
   // in-flight slots) on its transport (docs/mirrors.md "Sending").
   const mirrors = runsDue ? startMirrorSender(deps, dispatcher, transport, { accountIds: options.accountIds, ...options.mirrors }) : null;
@@ -91,8 +89,7 @@ export function startDeliveryEngine(deps: Deps, options: DeliveryEngineOptions =
       await dispatcher.close();
       await lanes.stop();
       await transport.close();
-      stopWatching();
-      connection.disconnect();
+      consumers.close();
     },
   };
 }

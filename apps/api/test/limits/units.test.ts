@@ -104,6 +104,20 @@ test('a read costs 1 unit per 16 KB of response body (a large read costs more th
   expect(shown.body).toMatchObject({ plan: 'pro', state: 'active', seats: 1 });
 });
 
+test('a request refused before routing (OPTIONS, a query not UTF-8) costs nothing, a credential sent or not (docs/api.md "Hostile input")', async () => {
+  setClock(day(2, '11:00:00'));
+  const acct = await newAccount(h1, 'pro');
+  const key = await newKey(h1, acct.accountId, acct.owner.email, ['identities:manage']);
+  const options = await request(h1.api).options(`${accountPath(acct.accountId)}/identities`).set(bearer(key));
+  expect(options.status).toBe(404);
+  expect(options.body.error.code).toBe('not_found');
+  expect(options.headers['x-call-units-cost']).toBeUndefined();
+  const query = await request(h1.api).get(`${accountPath(acct.accountId)}/identities?limit=%FF`).set(bearer(key));
+  expect(query.status).toBe(400);
+  expect(query.headers['x-call-units-cost']).toBeUndefined();
+  expect(await used(h1, acct.accountId, 'pro', acct.owner.userId)).toBe(0);
+});
+
 test('spent → 429 budget_exceeded with budget and Retry-After until 00:00 UTC, on reads and writes; restored after the reset', async () => {
   setClock(day(1, '22:15:00'));
   const acct = await newAccount(h1, 'starter');

@@ -1,6 +1,6 @@
 import createClient from 'openapi-fetch';
 import type { paths } from '@teamchat/client';
-import { currentSession, observeAccountState, saveSession } from './session';
+import { currentSession, hasStoredSession, observeAccountState, saveSession } from './session';
 
 /**
  * The one way the app reaches the API: openapi-fetch with the generated `paths` of
@@ -63,7 +63,7 @@ typed.use({
       }
     }
     observeAccountState(path, response.status, code);
-    if (response.status === 401 && !path.startsWith('/auth/') && currentSession()) {
+    if (response.status === 401 && !path.startsWith('/auth/') && hasStoredSession()) {
       // the session ended under this tab (signed out elsewhere, expired): say so on Sign in
       saveSession(null, { ended: true });
     }

@@ -32,3 +32,8 @@ export function useAccountId(): string {
   if (!accountId) throw new Error('no account in the path');
   return accountId;
 }
+
+/** The signed-in person's role in the account (display only: the API decides). */
+export function useRole(accountId: string): string | undefined {
+  return useSession()?.accounts.find((a) => a.id === accountId)?.role;
+}

@@ -40,6 +40,18 @@ export function currentSession(): StoredSession | null {
 }
 
 /**
+ * Whether a session is stored, expired or not: a 401 forgets it (and tells the app) even once its
+ * stored expiry has passed, which currentSession already reads as none.
+ */
+export function hasStoredSession(): boolean {
+  try {
+    return localStorage.getItem(KEY) !== null;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Stores (or forgets) the session. `ended`: it is forgotten because the API refused it (a 401),
  * not because the person signed out here; Sign in then says "You were signed out" (`sessionEnded`).
  */
@@ -84,8 +96,11 @@ function clearSessionEnded(): void {
 if (typeof window !== 'undefined') {
   window.addEventListener('storage', (e) => {
     if (e.key !== KEY) return;
-    if (e.oldValue && !e.newValue) markSessionEnded();
-    else if (e.newValue) clearSessionEnded();
+    if (e.oldValue && !e.newValue) {
+      markSessionEnded();
+      // the app forgets what the ended session read (main.tsx clears its cache)
+      for (const l of listeners) l(null);
+    } else if (e.newValue) clearSessionEnded();
   });
 }
 

@@ -1,16 +1,10 @@
 import { useState, type FormEvent } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { client, unwrap, type Page } from '../api/client';
-import { useAccountId } from '../api/hooks';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { client, unwrap } from '../api/client';
+import { useAccountId, useRole } from '../api/hooks';
 import { ErrorNote, formatTime, SecretDialog } from '../components/ui';
-import { ScopeChecks, useRole } from './ApiKeys';
-
-interface Identity {
-  id: string;
-  kind: 'person' | 'agent';
-  name: string;
-  created_at: string;
-}
+import { ScopeChecks } from './ApiKeys';
+import { useIdentities } from './messaging/viewer';
 
 export function AgentsPage() {
   const accountId = useAccountId();
@@ -20,10 +14,7 @@ export function AgentsPage() {
   const [scopes, setScopes] = useState<string[]>([]);
   const [token, setToken] = useState<string | null>(null);
   const key = ['identities', accountId];
-  const list = useQuery({
-    queryKey: key,
-    queryFn: () => unwrap(client.GET<Page<Identity>>('/accounts/{accountId}/identities', { params: { path: { accountId }, query: { limit: 200 } } })),
-  });
+  const list = useIdentities(accountId);
   const create = useMutation({
     mutationFn: () => unwrap(client.POST<{ token: string }>('/accounts/{accountId}/identities', { params: { path: { accountId } }, body: { name, scopes } })),
     onSuccess: (r) => {

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { client, unwrap, type Page } from '../api/client';
-import { useAccountId, useSession } from '../api/hooks';
+import { useAccountId, useRole } from '../api/hooks';
 import { scopesFor } from '../api/vocabulary';
 import { ConfirmButton, ErrorNote, formatTime, SecretDialog } from '../components/ui';
 
@@ -32,10 +32,6 @@ export function ScopeChecks({ role, value, onChange }: { role: string | undefine
       </div>
     </fieldset>
   );
-}
-
-export function useRole(accountId: string): string | undefined {
-  return useSession()?.accounts.find((a) => a.id === accountId)?.role;
 }
 
 export function ApiKeysPage() {

@@ -4,7 +4,7 @@ import { client, unwrap, type Page } from '../api/client';
 import { useAccountId } from '../api/hooks';
 import { ErrorNote, formatTime } from '../components/ui';
 import { useChannels } from './webhooks/Webhooks';
-import { useIdentities } from './messaging/viewer';
+import { useIdentityNames } from './messaging/viewer';
 import { useMembers } from './Members';
 
 interface AuditEntry {
@@ -31,7 +31,7 @@ export function AuditPage() {
   });
   // Names for ids, from three lists the app reads anyway (one call each, none per row); an id stays when unknown.
   const emails = new Map((useMembers(accountId).data?.data ?? []).map((m) => [m.user_id, m.email]));
-  const identityNames = new Map((useIdentities(accountId).data?.data ?? []).map((i) => [i.id, i.name]));
+  const identityNames = useIdentityNames(accountId);
   const channelNames = new Map((useChannels(accountId).data?.data ?? []).filter((c) => c.kind === 'channel').map((c) => [c.id, `#${c.name}`]));
   const actorName = (a: AuditEntry['actor']) => (a.user_id && emails.get(a.user_id)) ?? (a.identity_id && identityNames.get(a.identity_id)) ?? a.user_id ?? a.identity_id ?? '';
   const targetName = (t: NonNullable<AuditEntry['target']>): string => {

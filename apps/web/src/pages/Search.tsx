@@ -6,7 +6,7 @@ import { client, unwrap, type Page } from '../api/client';
 import { useAccountId } from '../api/hooks';
 import type { Message } from '../api/types';
 import { ErrorNote, formatTime } from '../components/ui';
-import { useIdentityNames } from './messaging/MessagePane';
+import { useIdentityNames } from './messaging/viewer';
 import { useChannels } from './webhooks/Webhooks';
 
 /** The API's highlight markers (docs/api.md "Search"): U+E000 opens a match, U+E001 closes it. */

@@ -5,7 +5,7 @@ import { useAccountId } from '../../api/hooks';
 import type { FileInfo } from '../../api/types';
 import { contentUrl, emptyFileError, formatBytes, UploadCancelled } from '../../api/upload';
 import { ErrorNote, formatTime } from '../../components/ui';
-import { useIdentityNames } from '../messaging/MessagePane';
+import { useIdentityNames } from '../messaging/viewer';
 import { UploadProgress, useUpload } from './useUpload';
 
 /** The person's files and the files attached where they are a member, newest first, by cursor. */
@@ -22,23 +22,20 @@ export function useFiles(accountId: string) {
 function UploadForm({ accountId }: { accountId: string }) {
   const [file, setFile] = useState<File | null>(null);
   const [inputKey, setInputKey] = useState(0);
-  // the form's own check (an empty file), shown before anything is sent; cleared on a new choice
-  const [fileError, setFileError] = useState<string | null>(null);
   const upload = useUpload(accountId, () => {
     setFile(null);
     setInputKey((k) => k + 1);
   });
   const cancelled = upload.error instanceof UploadCancelled;
+  // the form's own check (an empty file), shown before anything is sent; follows the choice
+  const fileError = file ? emptyFileError(file) : null;
   return (
     <form
       className="panel"
       aria-label="Upload a file"
       onSubmit={(e: FormEvent) => {
         e.preventDefault();
-        if (!file) return;
-        const empty = emptyFileError(file);
-        setFileError(empty);
-        if (!empty) upload.mutate(file);
+        if (file && !fileError) upload.mutate(file);
       }}
     >
       <label>
@@ -51,7 +48,6 @@ function UploadForm({ accountId }: { accountId: string }) {
           onChange={(e) => {
             const chosen = e.target.files?.[0] ?? null;
             setFile(chosen);
-            setFileError(chosen ? emptyFileError(chosen) : null);
             upload.reset();
           }}
         />

@@ -30,6 +30,7 @@ export function useAddMember(accountId: string, channelId: string, onAdded?: (m:
     onSuccess: (m) => {
       void qc.invalidateQueries({ queryKey: ['channel-members', accountId, channelId] });
       void qc.invalidateQueries({ queryKey: ['channels', accountId] });
+      void qc.invalidateQueries({ queryKey: ['channel', accountId, channelId] });
       onAdded?.(m);
     },
   });

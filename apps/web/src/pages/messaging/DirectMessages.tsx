@@ -7,7 +7,7 @@ import type { Channel } from '../../api/types';
 import { ErrorNote } from '../../components/ui';
 import { useChannelLookup } from './channel-lookup';
 import { MessagePane } from './MessagePane';
-import { useIdentities, useViewer } from './viewer';
+import { useIdentities, useIdentityNames, useViewer } from './viewer';
 
 export function DirectMessagesPage() {
   const accountId = useAccountId();
@@ -23,7 +23,7 @@ export function DirectMessagesPage() {
   const viewer = useViewer(accountId);
   // the API opens a DM with others (1..8); the person themselves is never a choice
   const others = (identities.data?.data ?? []).filter((i) => i.id !== viewer.identityId);
-  const names = new Map((identities.data?.data ?? []).map((i) => [i.id, i.name]));
+  const names = useIdentityNames(accountId);
   const open = useMutation({
     mutationFn: () => unwrap(client.POST<Channel>('/accounts/{accountId}/dms', { params: { path: { accountId } }, body: { members: [with_] } })),
     onSuccess: (c) => {

@@ -5,16 +5,12 @@ import { ApiError, client, unwrap, type Page } from '../../api/client';
 import type { Attachment, Message } from '../../api/types';
 import { contentUrl, formatBytes } from '../../api/upload';
 import { ConfirmButton, ErrorNote, focusMainHeading, formatTime } from '../../components/ui';
+import type { Viewer } from './viewer';
 
 /** Reactions offered on every message, by Slack-style name (shown as `:name:`, so no emoji font is needed). */
 const REACTIONS = ['thumbsup', 'heart', 'eyes'];
 
 /** Who is looking, to choose what to offer (the API decides): their identity and whether they are an owner or admin. */
-export interface Viewer {
-  identityId: string | undefined;
-  isManager: boolean;
-}
-
 /** A message's attachments: files as download links (name and size), links as links. */
 function Attachments({ accountId, items }: { accountId: string; items: Attachment[] | undefined }) {
   if (!items || items.length === 0) return null;

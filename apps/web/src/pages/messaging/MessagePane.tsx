@@ -7,13 +7,7 @@ import { formatBytes } from '../../api/upload';
 import { UploadProgress, useUpload } from '../files/useUpload';
 import { ErrorNote } from '../../components/ui';
 import { MessageItem } from './MessageItem';
-import { useIdentities, useViewer } from './viewer';
-
-/** Identity id → name, for authors (people and agents); ids stand in until it loads. */
-export function useIdentityNames(accountId: string): Map<string, string> {
-  const q = useIdentities(accountId);
-  return new Map((q.data?.data ?? []).map((i) => [i.id, i.name]));
-}
+import { useIdentityNames, useViewer } from './viewer';
 
 /** A message box: text, optional files attached (each uploaded with its progress first), and its send button. */
 function Composer({ accountId, label, button, attachLabel, onSend }: { accountId: string; label: string; button: string; attachLabel: string; onSend: (text: string, attachments: FileInfo[]) => Promise<unknown> }) {
